@@ -1,0 +1,347 @@
+"""The conv configuration, its validation and its one-line descriptor.
+
+A `ConvConfig` names one convolution case completely. Its descriptor is the
+case's identity everywhere: pytest id, results key, file name, repro line. It
+must therefore stay parseable across releases: every field is a prefixed
+token, tokens may come in any order, and a token missing from an old
+descriptor takes the field's default.
+
+This module imports neither torch nor executorch.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass
+from typing import Union
+
+RANKS = (1, 2, 3)
+SCHEMES = ("fp32", "a8w8", "a8w8-pt", "a16w8")
+INT_SCHEMES = ("a8w8", "a8w8-pt", "a16w8")
+PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
+PADDING_STRINGS = ("same", "valid")
+DATASETS = ("normal",)
+CONTEXTS = ("none",)
+
+Padding = Union[tuple[int, ...], str]
+
+
+class ConfigError(ValueError):
+    """An impossible config or an unparseable descriptor (one line)."""
+
+
+@dataclass(frozen=True)
+class ConvConfig:
+    """One convolution case; every tuple field has one entry per spatial dim."""
+
+    rank: int
+    in_channels: int
+    out_channels: int
+    input_size: tuple[int, ...]
+    kernel: tuple[int, ...]
+    stride: tuple[int, ...] = ()
+    padding: Padding = ()
+    dilation: tuple[int, ...] = ()
+    output_padding: tuple[int, ...] = ()
+    transposed: bool = False
+    batch: int = 1
+    groups: int = 1
+    bias: bool = True
+    padding_mode: str = "zeros"
+    scheme: str = "fp32"
+    dataset: str = "normal"
+    context: str = "none"
+
+    def __post_init__(self) -> None:
+        # Fill per-dim defaults so `ConvConfig(rank=2, ..., kernel=(3, 3))` is
+        # complete; an explicit empty tuple means "default" (1, 0, 1, 0).
+        for name, default in (
+            ("stride", 1),
+            ("padding", 0),
+            ("dilation", 1),
+            ("output_padding", 0),
+        ):
+            value = getattr(self, name)
+            if value == ():
+                object.__setattr__(self, name, (default,) * self.rank)
+            elif isinstance(value, list):
+                object.__setattr__(self, name, tuple(value))
+        for name in ("input_size", "kernel"):
+            value = getattr(self, name)
+            if isinstance(value, list):
+                object.__setattr__(self, name, tuple(value))
+        validate(self)
+
+    # -- derived facts -----------------------------------------------------
+    @property
+    def is_quantized(self) -> bool:
+        return self.scheme in INT_SCHEMES
+
+    @property
+    def is_depthwise(self) -> bool:
+        """groups == in_channels with a channel multiplier (as TOSA sees it)."""
+        return (
+            not self.transposed
+            and self.groups == self.in_channels
+            and self.groups > 1
+            and self.out_channels % self.in_channels == 0
+        )
+
+    @property
+    def depth_multiplier(self) -> int:
+        return self.out_channels // self.in_channels if self.is_depthwise else 0
+
+    def explicit_padding(self) -> tuple[tuple[int, int], ...]:
+        """(before, after) padding per spatial dim, as torch applies it."""
+        if self.padding == "valid":
+            return tuple((0, 0) for _ in range(self.rank))
+        if self.padding == "same":
+            pads = []
+            for k, d in zip(self.kernel, self.dilation):
+                total = d * (k - 1)
+                pads.append((total // 2, total - total // 2))
+            return tuple(pads)
+        return tuple((p, p) for p in self.padding)  # type: ignore[union-attr]
+
+    def output_size(self) -> tuple[int, ...]:
+        return _output_size(self)
+
+    @property
+    def descriptor(self) -> str:
+        return format_descriptor(self)
+
+    def replace(self, **changes) -> "ConvConfig":
+        return dataclasses.replace(self, **changes)
+
+    def fields_dict(self) -> dict:
+        """Plain JSON-ready dict of the fields (tuples as lists)."""
+        out = {}
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            out[f.name] = list(v) if isinstance(v, tuple) else v
+        return out
+
+
+def _output_size(c: ConvConfig) -> tuple[int, ...]:
+    pads = c.explicit_padding()
+    sizes = []
+    for i in range(c.rank):
+        L, k, s, d = c.input_size[i], c.kernel[i], c.stride[i], c.dilation[i]
+        before, after = pads[i]
+        if c.transposed:
+            sizes.append((L - 1) * s - before - after + d * (k - 1) + c.output_padding[i] + 1)
+        else:
+            sizes.append((L + before + after - d * (k - 1) - 1) // s + 1)
+    return tuple(sizes)
+
+
+# -- validation ------------------------------------------------------------
+def _fail(field: str, value, rule: str) -> None:
+    raise ConfigError(f"invalid {field}={_show(value)}: {rule}")
+
+
+def _show(value) -> str:
+    if isinstance(value, tuple):
+        return "x".join(str(v) for v in value) if value else "()"
+    return str(value)
+
+
+def _check_choice(field: str, value, allowed) -> None:
+    if value not in allowed:
+        _fail(field, value, f"must be one of {', '.join(map(str, allowed))}")
+
+
+def _check_int(field: str, value, minimum: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        _fail(field, value, f"must be an integer >= {minimum}")
+
+
+def _check_dims(c: ConvConfig, field: str, minimum: int) -> None:
+    value = getattr(c, field)
+    if not isinstance(value, tuple) or len(value) != c.rank:
+        _fail(field, value, f"needs {c.rank} value(s), one per spatial dim of a rank-{c.rank} conv")
+    for v in value:
+        if not isinstance(v, int) or isinstance(v, bool) or v < minimum:
+            _fail(field, value, f"every entry must be an integer >= {minimum}")
+
+
+def validate(c: ConvConfig) -> None:
+    """Raise ConfigError naming the first broken rule (torch's own rules)."""
+    _check_choice("rank", c.rank, RANKS)
+    _check_int("batch", c.batch, 1)
+    _check_int("in_channels", c.in_channels, 1)
+    _check_int("out_channels", c.out_channels, 1)
+    _check_int("groups", c.groups, 1)
+    _check_dims(c, "input_size", 1)
+    _check_dims(c, "kernel", 1)
+    _check_dims(c, "stride", 1)
+    _check_dims(c, "dilation", 1)
+    _check_dims(c, "output_padding", 0)
+    if isinstance(c.padding, str):
+        _check_choice("padding", c.padding, PADDING_STRINGS)
+    else:
+        _check_dims(c, "padding", 0)
+    _check_choice("padding_mode", c.padding_mode, PADDING_MODES)
+    _check_choice("scheme", c.scheme, SCHEMES)
+    _check_choice("dataset", c.dataset, DATASETS)
+    _check_choice("context", c.context, CONTEXTS)
+    if not isinstance(c.bias, bool):
+        _fail("bias", c.bias, "must be a bool")
+    if not isinstance(c.transposed, bool):
+        _fail("transposed", c.transposed, "must be a bool")
+
+    if c.in_channels % c.groups:
+        _fail("groups", c.groups, f"must divide in_channels={c.in_channels}")
+    if c.out_channels % c.groups:
+        _fail("groups", c.groups, f"must divide out_channels={c.out_channels}")
+
+    if c.transposed:
+        if isinstance(c.padding, str):
+            _fail("padding", c.padding, "a transposed conv takes integer padding only")
+        if c.padding_mode != "zeros":
+            _fail("padding_mode", c.padding_mode, "a transposed conv supports only zeros")
+        for op, s, d in zip(c.output_padding, c.stride, c.dilation):
+            if op >= max(s, d):
+                _fail(
+                    "output_padding",
+                    c.output_padding,
+                    "each entry must be smaller than max(stride, dilation) of its dim",
+                )
+    elif any(c.output_padding):
+        _fail("output_padding", c.output_padding, "only a transposed conv has output padding")
+
+    if c.padding == "same" and any(s != 1 for s in c.stride):
+        _fail("padding", c.padding, "'same' requires stride 1 in every dim")
+
+    if c.padding_mode != "zeros" and not isinstance(c.padding, str):
+        for p, L in zip(c.padding, c.input_size):
+            limit = L - 1 if c.padding_mode == "reflect" else L
+            if p > limit:
+                _fail(
+                    "padding",
+                    c.padding,
+                    f"padding_mode={c.padding_mode} needs padding <= {limit} for input size {L}",
+                )
+
+    for i, (size, L) in enumerate(zip(_output_size(c), c.input_size)):
+        if size < 1:
+            _fail(
+                "kernel",
+                c.kernel,
+                f"output size in dim {i} would be {size}; it must be >= 1 "
+                f"(input {L}, padding {c.explicit_padding()[i]}, dilation {c.dilation[i]})",
+            )
+
+
+# -- descriptor -------------------------------------------------------------
+# key -> (field, kind). Keys are tried longest first so 'pm' wins over 'p'.
+_TOKENS: dict[str, tuple[str, str]] = {
+    "n": ("batch", "int"),
+    "ic": ("in_channels", "int"),
+    "oc": ("out_channels", "int"),
+    "g": ("groups", "int"),
+    "i": ("input_size", "dims"),
+    "k": ("kernel", "dims"),
+    "s": ("stride", "dims"),
+    "p": ("padding", "padding"),
+    "d": ("dilation", "dims"),
+    "op": ("output_padding", "dims"),
+    "b": ("bias", "bool"),
+    "pm": ("padding_mode", "word"),
+    "q": ("scheme", "word"),
+    "ds": ("dataset", "word"),
+    "cx": ("context", "word"),
+}
+_KEYS_LONGEST_FIRST = sorted(_TOKENS, key=len, reverse=True)
+_HEAD = re.compile(r"^(t?)conv([123])d$")
+_DIMS = re.compile(r"^\d+(x\d+)*$")
+_WORD = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+_REQUIRED = ("in_channels", "out_channels", "input_size", "kernel")
+
+
+def _dims(values: tuple[int, ...]) -> str:
+    return "x".join(str(v) for v in values)
+
+
+def format_descriptor(c: ConvConfig) -> str:
+    """Canonical descriptor: every field, fixed order, '_'-separated tokens.
+
+    Only [a-z0-9x_-] appear, so it is safe as a pytest id, a shell word and a
+    file name. Output padding is printed only for transposed convs (it is
+    always zero otherwise).
+    """
+    pad = c.padding if isinstance(c.padding, str) else _dims(c.padding)
+    parts = [
+        f"{'t' if c.transposed else ''}conv{c.rank}d",
+        f"n{c.batch}",
+        f"ic{c.in_channels}",
+        f"oc{c.out_channels}",
+        f"g{c.groups}",
+        f"i{_dims(c.input_size)}",
+        f"k{_dims(c.kernel)}",
+        f"s{_dims(c.stride)}",
+        f"p{pad}",
+        f"d{_dims(c.dilation)}",
+    ]
+    if c.transposed:
+        parts.append(f"op{_dims(c.output_padding)}")
+    parts += [
+        f"b{int(c.bias)}",
+        f"pm{c.padding_mode}",
+        f"q{c.scheme}",
+        f"ds{c.dataset}",
+        f"cx{c.context}",
+    ]
+    return "_".join(parts)
+
+
+def _parse_value(kind: str, raw: str, rank: int):
+    """Value for one token, or None when raw does not fit the kind."""
+    if kind == "int":
+        return int(raw) if raw.isdigit() else None
+    if kind == "bool":
+        return {"0": False, "1": True}.get(raw)
+    if kind == "dims" or (kind == "padding" and raw[:1].isdigit()):
+        if not _DIMS.match(raw):
+            return None
+        values = tuple(int(v) for v in raw.split("x"))
+        return values * rank if len(values) == 1 else values  # 'k3' == 'k3x3'
+    if kind == "padding":
+        return raw if raw.isalpha() else None
+    return raw if _WORD.match(raw) else None
+
+
+def parse_descriptor(text: str) -> ConvConfig:
+    """Parse a descriptor back to its config; ConfigError names the bad token."""
+    if not isinstance(text, str) or not text.strip():
+        raise ConfigError("empty descriptor; expected e.g. conv2d_ic8_oc16_i32x32_k3x3_qa8w8")
+    tokens = text.strip().split("_")
+    head = _HEAD.match(tokens[0])
+    if not head:
+        raise ConfigError(
+            f"bad descriptor head {tokens[0]!r}: expected conv1d, conv2d, conv3d, tconv1d, tconv2d or tconv3d"
+        )
+    rank = int(head.group(2))
+    values: dict[str, object] = {"rank": rank, "transposed": head.group(1) == "t"}
+    for token in tokens[1:]:
+        for key in _KEYS_LONGEST_FIRST:
+            if not token.startswith(key) or len(token) == len(key):
+                continue
+            field, kind = _TOKENS[key]
+            value = _parse_value(kind, token[len(key):], rank)
+            if value is None:
+                continue
+            if field in values:
+                raise ConfigError(f"descriptor token {token!r} repeats field {field}")
+            values[field] = value
+            break
+        else:
+            raise ConfigError(
+                f"unknown descriptor token {token!r}; tokens are "
+                + ", ".join(f"{k}<{_TOKENS[k][0]}>" for k in _TOKENS)
+            )
+    missing = [f for f in _REQUIRED if f not in values]
+    if missing:
+        raise ConfigError(f"descriptor {text!r} lacks required field(s) {', '.join(missing)}")
+    return ConvConfig(**values)  # type: ignore[arg-type]
