@@ -1,0 +1,85 @@
+"""The nn.Module a case exports, and the same conv as a plain function.
+
+The module is what a user writes (nn.ConvNd / nn.ConvTransposeNd), so the
+exported graph takes the same path into the backend as real models do. The
+function is the oracles' conv: any dtype, any weights, same semantics.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from harness.config import ConvConfig
+from harness.data import CaseTensors
+
+_CONV = {1: nn.Conv1d, 2: nn.Conv2d, 3: nn.Conv3d}
+_TCONV = {1: nn.ConvTranspose1d, 2: nn.ConvTranspose2d, 3: nn.ConvTranspose3d}
+_F_CONV = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
+_F_TCONV = {1: F.conv_transpose1d, 2: F.conv_transpose2d, 3: F.conv_transpose3d}
+
+
+def _conv_module(c: ConvConfig) -> nn.Module:
+    if c.transposed:
+        return _TCONV[c.rank](
+            c.in_channels,
+            c.out_channels,
+            c.kernel,
+            stride=c.stride,
+            padding=c.padding,
+            output_padding=c.output_padding,
+            groups=c.groups,
+            bias=c.bias,
+            dilation=c.dilation,
+            padding_mode=c.padding_mode,
+        )
+    return _CONV[c.rank](
+        c.in_channels,
+        c.out_channels,
+        c.kernel,
+        stride=c.stride,
+        padding=c.padding,
+        dilation=c.dilation,
+        groups=c.groups,
+        bias=c.bias,
+        padding_mode=c.padding_mode,
+    )
+
+
+def build_model(c: ConvConfig, tensors: CaseTensors) -> nn.Module:
+    """The eval-mode fp32 module for `c` holding the case's weights."""
+    with torch.no_grad():
+        conv = _conv_module(c)
+        conv.weight.copy_(tensors.weight)
+        if c.bias:
+            conv.bias.copy_(tensors.bias)
+    return conv.eval()
+
+
+def conv_forward(
+    c: ConvConfig, x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None
+) -> torch.Tensor:
+    """The conv of `c` on explicit tensors, in their dtype (torch semantics)."""
+    if c.transposed:
+        return _F_TCONV[c.rank](
+            x,
+            weight,
+            bias,
+            stride=c.stride,
+            padding=c.padding,
+            output_padding=c.output_padding,
+            groups=c.groups,
+            dilation=c.dilation,
+        )
+    if c.padding_mode != "zeros":
+        pads: list[int] = []
+        for before, after in reversed(c.explicit_padding()):
+            pads += [before, after]
+        x = F.pad(x, pads, mode=c.padding_mode)
+        padding: object = 0
+    else:
+        padding = c.padding
+    return _F_CONV[c.rank](
+        x, weight, bias, stride=c.stride, padding=padding, dilation=c.dilation, groups=c.groups
+    )
