@@ -1,0 +1,284 @@
+"""Quantize, export and lower a case through the real Arm backend.
+
+Only ExecuTorch's public entry points are used: TOSAQuantizer and its configs,
+PT2E prepare/convert, torch.export, `to_edge_transform_and_lower` with the
+TOSAPartitioner. Two products come out, kept apart on purpose:
+
+* `QuantizedModel`: the PT2E-converted module and the quantization parameters
+  the quantizer chose. The oracles use these; they never look at the lowered
+  graph, so a scale the pass gets wrong cannot leak into the reference.
+* `Artifact`: the lowered program, the TOSA flatbuffer(s), the operators they
+  contain and whether the whole conv was delegated. The runners use this.
+"""
+
+from __future__ import annotations
+
+import logging
+import operator
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import torch
+
+# Import-time warnings about optional CUDA kernels and deprecated pytree
+# registrations say nothing about a case; keep them off every run's output.
+for _name in ("torchao", "torch.utils._pytree"):
+    logging.getLogger(_name).setLevel(logging.ERROR)
+
+from executorch.backends.arm.quantizer import (  # noqa: E402
+    TOSAQuantizer,
+    get_symmetric_a16w8_quantization_config,
+    get_symmetric_quantization_config,
+)
+from executorch.backends.arm.tosa.compile_spec import TosaCompileSpec
+from executorch.backends.arm.tosa.partitioner import TOSAPartitioner
+from executorch.exir import EdgeProgramManager, to_edge_transform_and_lower
+from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+
+from harness.tosa_graph import TosaSummary, read_tosa
+
+TOSA_SPECS = {
+    "fp32": "TOSA-1.0+FP",
+    "a8w8": "TOSA-1.0+INT",
+    "a8w8-pt": "TOSA-1.0+INT",
+    "a16w8": "TOSA-1.0+INT+int16",
+}
+
+
+# -- quantization parameters --------------------------------------------------
+@dataclass(frozen=True)
+class TensorQParams:
+    """Affine per-tensor parameters: real = (q - zero_point) * scale."""
+
+    scale: float
+    zero_point: int
+    qmin: int
+    qmax: int
+    dtype: str
+
+
+@dataclass(frozen=True)
+class WeightQParams:
+    """Symmetric weights, per channel (axis) or per tensor (axis None)."""
+
+    scales: tuple[float, ...]
+    zero_points: tuple[int, ...]
+    axis: int | None
+    qmin: int
+    qmax: int
+    dtype: str
+    values: torch.Tensor = field(repr=False, compare=False)  # the integer weight
+
+
+@dataclass(frozen=True)
+class ConvQParams:
+    """What the quantizer decided for one conv (read from the PT2E graph)."""
+
+    input: TensorQParams
+    weight: WeightQParams
+    bias: torch.Tensor | None = field(repr=False, compare=False)  # int32, or None
+    bias_scales: tuple[float, ...] | None = None
+    output: TensorQParams | None = None
+
+    def summary(self) -> dict:
+        return {
+            "input": {"scale": self.input.scale, "zero_point": self.input.zero_point, "dtype": self.input.dtype},
+            "output": None
+            if self.output is None
+            else {"scale": self.output.scale, "zero_point": self.output.zero_point, "dtype": self.output.dtype},
+            "weight": {
+                "axis": self.weight.axis,
+                "n_scales": len(self.weight.scales),
+                "scale_min": min(self.weight.scales),
+                "scale_max": max(self.weight.scales),
+                "dtype": self.weight.dtype,
+            },
+            "bias": None if self.bias is None else {"dtype": str(self.bias.dtype).replace("torch.", "")},
+        }
+
+
+@dataclass
+class QuantizedModel:
+    module: torch.fx.GraphModule  # PT2E-converted: the fake-quant oracle
+    qparams: ConvQParams | None  # None: the quantizer left the conv in float
+
+
+@dataclass
+class Artifact:
+    """The lowered program and the facts about it a test asserts on."""
+
+    scheme: str
+    tosa_spec: str
+    program: EdgeProgramManager
+    tosa: tuple[bytes, ...]  # one flatbuffer per delegate
+    summaries: tuple[TosaSummary, ...]
+    cpu_ops: tuple[str, ...]  # compute left outside the delegate(s)
+
+    @property
+    def delegated(self) -> bool:
+        return bool(self.tosa) and not self.cpu_ops
+
+    @property
+    def tosa_ops(self) -> tuple[str, ...]:
+        return tuple(op for s in self.summaries for op in s.ops)
+
+    @property
+    def conv_ops(self) -> tuple[str, ...]:
+        return tuple(op for s in self.summaries for op in s.conv_ops)
+
+
+# -- quantizer and compile spec ------------------------------------------------------
+@lru_cache(maxsize=None)
+def compile_spec(scheme: str) -> TosaCompileSpec:
+    return TosaCompileSpec(TOSA_SPECS[scheme])
+
+
+def _quantization_config(scheme: str):
+    if scheme == "a8w8":
+        return get_symmetric_quantization_config(is_per_channel=True)
+    if scheme == "a8w8-pt":
+        return get_symmetric_quantization_config(is_per_channel=False)
+    if scheme == "a16w8":
+        return get_symmetric_a16w8_quantization_config(is_per_channel=True)
+    raise ValueError(f"scheme {scheme!r} is not quantized")
+
+
+def quantizer(scheme: str) -> TOSAQuantizer:
+    """A fresh quantizer per case (50 us): it keeps the last graph it annotated,
+    and no state may pass from one case to the next."""
+    q = TOSAQuantizer(compile_spec(scheme))
+    q.set_global(_quantization_config(scheme))
+    return q
+
+
+# -- stages -----------------------------------------------------------------------
+_Q = torch.ops.quantized_decomposed
+_DQ_TENSOR = (_Q.dequantize_per_tensor.default, _Q.dequantize_per_tensor.tensor)
+_Q_TENSOR = (_Q.quantize_per_tensor.default, _Q.quantize_per_tensor.tensor)
+_DQ_CHANNEL = (_Q.dequantize_per_channel.default,)
+_CONV_TARGETS = {
+    torch.ops.aten.convolution.default,
+    torch.ops.aten.conv1d.default,
+    torch.ops.aten.conv2d.default,
+    torch.ops.aten.conv3d.default,
+    torch.ops.aten.conv1d.padding,
+    torch.ops.aten.conv2d.padding,
+    torch.ops.aten.conv3d.padding,
+    torch.ops.aten.conv_transpose1d.default,
+    torch.ops.aten.conv_transpose2d.input,
+    torch.ops.aten.conv_transpose3d.input,
+}
+
+
+def _value(gm: torch.fx.GraphModule, arg):
+    if isinstance(arg, torch.fx.Node) and arg.op == "get_attr":
+        obj = gm
+        for part in arg.target.split("."):
+            obj = getattr(obj, part)
+        return obj
+    return arg
+
+
+def _dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).replace("torch.", "")
+
+
+def _tensor_qparams(node: torch.fx.Node, gm) -> TensorQParams:
+    _, scale, zp, qmin, qmax, dtype = node.args[:6]
+    return TensorQParams(
+        float(_value(gm, scale)), int(_value(gm, zp)), int(qmin), int(qmax), _dtype_name(dtype)
+    )
+
+
+def _weight_qparams(node: torch.fx.Node, gm) -> WeightQParams:
+    values = _value(gm, node.args[0])
+    if node.target in _DQ_CHANNEL:
+        _, scales, zps, axis, qmin, qmax, dtype = node.args[:7]
+        return WeightQParams(
+            tuple(float(s) for s in _value(gm, scales).tolist()),
+            tuple(int(z) for z in _value(gm, zps).tolist()),
+            int(axis),
+            int(qmin),
+            int(qmax),
+            _dtype_name(dtype),
+            values,
+        )
+    tq = _tensor_qparams(node, gm)
+    return WeightQParams((tq.scale,), (tq.zero_point,), None, tq.qmin, tq.qmax, tq.dtype, values)
+
+
+def conv_qparams(gm: torch.fx.GraphModule) -> ConvQParams | None:
+    """The quantizer's parameters around the (single) conv of a converted model.
+
+    None when the quantizer did not annotate the conv (its input or weight is
+    not dequantized): the backend will then leave it on the CPU.
+    """
+    convs = [n for n in gm.graph.nodes if n.op == "call_function" and n.target in _CONV_TARGETS]
+    if len(convs) != 1:
+        raise RuntimeError(f"expected one conv in the quantized graph, found {len(convs)}")
+    conv = convs[0]
+    x_dq, w_dq = conv.args[0], conv.args[1]
+    b_dq = conv.args[2] if len(conv.args) > 2 else None
+    if not (isinstance(x_dq, torch.fx.Node) and x_dq.target in _DQ_TENSOR):
+        return None
+    if not (isinstance(w_dq, torch.fx.Node) and (w_dq.target in _DQ_CHANNEL or w_dq.target in _DQ_TENSOR)):
+        return None
+    bias = bias_scales = None
+    if isinstance(b_dq, torch.fx.Node):
+        if b_dq.target in _DQ_CHANNEL or b_dq.target in _DQ_TENSOR:
+            bq = _weight_qparams(b_dq, gm)
+            bias, bias_scales = bq.values, bq.scales
+        else:
+            raise RuntimeError("the quantizer left the conv bias unquantized")
+    users = [u for u in conv.users if u.target in _Q_TENSOR]
+    output = _tensor_qparams(users[0], gm) if len(users) == 1 else None
+    return ConvQParams(
+        _tensor_qparams(x_dq, gm), _weight_qparams(w_dq, gm), bias, bias_scales, output
+    )
+
+
+def quantize(model: torch.nn.Module, inputs: tuple, scheme: str) -> QuantizedModel:
+    """PT2E post-training quantization, calibrated on the case's own input."""
+    captured = torch.export.export(model, inputs).module()
+    prepared = prepare_pt2e(captured, quantizer(scheme))
+    prepared(*inputs)
+    converted = convert_pt2e(prepared)
+    return QuantizedModel(converted, conv_qparams(converted))
+
+
+_BOUNDARY_TARGETS = ("quantize_per_tensor", "dequantize_per_tensor", "executorch_call_delegate")
+
+
+def _cpu_ops(program: EdgeProgramManager) -> tuple[str, ...]:
+    """Compute nodes left outside the delegates (boundary Q/DQ excepted)."""
+    left = []
+    for node in program.exported_program().graph.nodes:
+        if node.op != "call_function" or node.target is operator.getitem:
+            continue
+        name = getattr(node.target, "__name__", str(node.target))
+        if not any(b in name for b in _BOUNDARY_TARGETS):
+            left.append(name)
+    return tuple(left)
+
+
+def lower(module: torch.nn.Module, inputs: tuple, scheme: str) -> Artifact:
+    """Export and lower through the TOSA partitioner; summarize the result."""
+    spec = compile_spec(scheme)
+    exported = torch.export.export(module, inputs)
+    program = to_edge_transform_and_lower(exported, partitioner=[TOSAPartitioner(spec)])
+    gm = program.exported_program().graph_module
+    delegates = [
+        getattr(gm, n.target)
+        for n in gm.graph.nodes
+        if n.op == "get_attr" and hasattr(getattr(gm, n.target), "processed_bytes")
+    ]
+    tosa = tuple(bytes(d.processed_bytes) for d in delegates)
+    return Artifact(
+        scheme=scheme,
+        tosa_spec=TOSA_SPECS[scheme],
+        program=program,
+        tosa=tosa,
+        summaries=tuple(read_tosa(t) for t in tosa),
+        cpu_ops=_cpu_ops(program),
+    )
+

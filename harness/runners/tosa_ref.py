@@ -1,0 +1,114 @@
+"""Run a lowered program with its TOSA delegates on the TOSA reference model.
+
+The program's own graph is interpreted node by node in torch (the boundary
+quantize/dequantize ops stay on the CPU, as on a device); each delegate call
+is replaced by the reference model running that delegate's flatbuffer,
+in-process. Delegate inputs and outputs are matched by name and laid out in
+each tensor's dim order, as the backend declared it.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from contextlib import contextmanager
+
+import numpy as np
+import torch
+
+from harness.runners import Availability, RunnerError
+from harness.tosa_graph import read_tosa
+
+_DELEGATE = torch.ops.higher_order.executorch_call_delegate
+
+
+@contextmanager
+def _captured_stdio(sink):
+    """Send fd 1/2 (the C++ model's prints) to `sink`; yields nothing."""
+    sink.seek(0)
+    sink.truncate()
+    saved = os.dup(1), os.dup(2)
+    try:
+        os.dup2(sink.fileno(), 1)
+        os.dup2(sink.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        os.close(saved[0])
+        os.close(saved[1])
+
+
+def _to_numpy(t: torch.Tensor, dim_order: tuple[int, ...]) -> np.ndarray:
+    return np.ascontiguousarray(t.permute(dim_order).numpy())
+
+
+def _from_numpy(a: np.ndarray, dim_order: tuple[int, ...]) -> torch.Tensor:
+    inverse = [dim_order.index(i) for i in range(len(dim_order))]
+    return torch.from_numpy(np.array(a)).permute(inverse).contiguous()
+
+
+class _DelegateInterpreter(torch.fx.Interpreter):
+    def __init__(self, gm: torch.fx.GraphModule, run_delegate):
+        super().__init__(gm)
+        self._run_delegate = run_delegate
+
+    def call_function(self, target, args, kwargs):
+        if target is _DELEGATE:
+            return self._run_delegate(args[0], args[1:])
+        return super().call_function(target, args, kwargs)
+
+
+class TosaReferenceRunner:
+    """The TOSA reference model (tosa-tools), in this process."""
+
+    name = "tosa-ref"
+
+    def __init__(self) -> None:
+        self._sink = tempfile.TemporaryFile(mode="w+b")
+
+    def available(self) -> Availability:
+        try:
+            import tosa_reference_model  # noqa: F401
+        except ImportError as e:  # pragma: no cover - part of the pinned stack
+            return Availability(False, f"tosa_reference_model not importable: {e}")
+        return Availability(True)
+
+    def run(self, artifact, inputs: tuple[torch.Tensor, ...]) -> list[torch.Tensor]:
+        gm = artifact.program.exported_program().module()
+        with torch.no_grad():
+            outputs = _DelegateInterpreter(gm, self._run_delegate).run(*inputs)
+        return list(outputs) if isinstance(outputs, (tuple, list)) else [outputs]
+
+    def _run_delegate(self, lowered, args) -> tuple[torch.Tensor, ...]:
+        import tosa_reference_model as reference_model
+
+        if lowered.backend_id != "TOSABackend":
+            raise RunnerError(f"delegate for backend {lowered.backend_id} cannot run on the TOSA reference model")
+        buffer = bytes(lowered.processed_bytes)
+        summary = read_tosa(buffer)
+        program = lowered.original_module
+        user_inputs = list(program.graph_signature.user_inputs)
+        placeholders = {n.name: n for n in program.graph.nodes if n.op == "placeholder"}
+        by_name = dict(zip(user_inputs, args))
+        feed = []
+        for info in summary.inputs:
+            if info.name not in by_name:
+                raise RunnerError(f"TOSA input {info.name} is not a delegate input ({', '.join(user_inputs)})")
+            order = tuple(placeholders[info.name].meta["val"].dim_order())
+            array = _to_numpy(by_name[info.name], order)
+            if tuple(array.shape) != info.shape:
+                raise RunnerError(f"TOSA input {info.name} has shape {info.shape}, delegate gives {array.shape}")
+            feed.append(array)
+        with _captured_stdio(self._sink):
+            outputs, status = reference_model.run(buffer, feed)
+        if status != reference_model.GraphStatus.TOSA_VALID:
+            self._sink.seek(0)
+            log = self._sink.read().decode(errors="replace").strip().splitlines()
+            raise RunnerError(f"reference model returned {status.name}: {' | '.join(log[-3:])}")
+        output_nodes = program.graph.output_node().args[0]
+        if len(outputs) != len(output_nodes):
+            raise RunnerError(f"reference model gave {len(outputs)} outputs, delegate declares {len(output_nodes)}")
+        return tuple(
+            _from_numpy(out, tuple(node.meta["val"].dim_order())) for out, node in zip(outputs, output_nodes)
+        )

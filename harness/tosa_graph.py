@@ -1,0 +1,76 @@
+"""Read the facts a test needs out of a serialized TOSA graph.
+
+Only the flatbuffer's own schema is used (the `tosa` package that ships with
+tosa-tools), so what we report is what the backend emitted, not what its
+Python objects claim.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+CONV_OPS = ("CONV2D", "DEPTHWISE_CONV2D", "TRANSPOSE_CONV2D", "CONV3D")
+_CONSTANT_OPS = ("CONST", "CONST_SHAPE")
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+
+
+@dataclass(frozen=True)
+class TosaSummary:
+    version: str
+    ops: tuple[str, ...]  # every non-constant operator, all regions, in order
+    inputs: tuple[TensorInfo, ...]  # of the main block, in graph order
+    outputs: tuple[TensorInfo, ...]
+    regions: tuple[str, ...] = field(default=())
+
+    @property
+    def conv_ops(self) -> tuple[str, ...]:
+        return tuple(op for op in self.ops if op in CONV_OPS)
+
+
+@lru_cache(maxsize=None)
+def _enum_names(module: str) -> dict[int, str]:
+    mod = __import__(f"tosa.{module}", fromlist=[module])
+    cls = getattr(mod, module)
+    return {v: k for k, v in vars(cls).items() if not k.startswith("_") and isinstance(v, int)}
+
+
+def read_tosa(buffer: bytes) -> TosaSummary:
+    """Summarize a TOSA 1.x flatbuffer: version, operators, main-block I/O."""
+    from tosa.TosaGraph import TosaGraph
+
+    op_names = _enum_names("Op")
+    dtype_names = _enum_names("DType")
+    graph = TosaGraph.GetRootAs(buffer, 0)
+    v = graph.Version()
+    version = f"{v._Major()}.{v._Minor()}.{v._Patch()}"
+    ops: list[str] = []
+    regions: list[str] = []
+    inputs: tuple[TensorInfo, ...] = ()
+    outputs: tuple[TensorInfo, ...] = ()
+    for r in range(graph.RegionsLength()):
+        region = graph.Regions(r)
+        regions.append(region.Name().decode())
+        for b in range(region.BlocksLength()):
+            block = region.Blocks(b)
+            for o in range(block.OperatorsLength()):
+                name = op_names.get(block.Operators(o).Op(), "UNKNOWN")
+                if name not in _CONSTANT_OPS:
+                    ops.append(name)
+            if r == 0 and b == 0:
+                tensors = {}
+                for t in range(block.TensorsLength()):
+                    tensor = block.Tensors(t)
+                    shape = tuple(int(s) for s in tensor.ShapeAsNumpy()) if tensor.ShapeLength() else ()
+                    tensors[tensor.Name().decode()] = TensorInfo(
+                        tensor.Name().decode(), shape, dtype_names.get(tensor.Type(), "UNKNOWN")
+                    )
+                inputs = tuple(tensors[block.Inputs(i).decode()] for i in range(block.InputsLength()))
+                outputs = tuple(tensors[block.Outputs(i).decode()] for i in range(block.OutputsLength()))
+    return TosaSummary(version, tuple(ops), inputs, outputs, tuple(regions))
