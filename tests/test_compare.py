@@ -1,0 +1,126 @@
+"""The comparison policies on synthetic outputs: they pass the exact output
+and flag the errors real lowering bugs make."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from harness import compare
+from harness.config import parse_descriptor
+from harness.data import fan_in, make_tensors
+from harness.oracles import fp64_with_bound
+
+
+def _ref_codes(seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return rng.integers(-128, 128, size=(2, 6, 5, 7)).astype(np.int64)
+
+
+def test_lsb_passes_exact_and_one_lsb():
+    ref = _ref_codes()
+    assert compare.lsb(ref.copy(), ref).passed
+    off = ref.copy()
+    off[1, 2, 3, 4] += 1
+    v = compare.lsb(off, ref)
+    assert v.passed and v.metrics["max_lsb"] == 1 and v.metrics["n_diff"] == 1
+
+
+def test_lsb_flags_one_element_two_lsb_off_and_names_it():
+    ref = _ref_codes()
+    out = ref.copy()
+    out[1, 2, 3, 4] -= 2
+    v = compare.lsb(out, ref)
+    assert not v.passed
+    assert v.metrics["max_lsb"] == 2 and v.metrics["n_over"] == 1
+    assert v.metrics["worst"] == {"n": 1, "c": 2, "pos": [3, 4], "out": int(out[1, 2, 3, 4]), "ref": int(ref[1, 2, 3, 4])}
+
+
+def test_lsb_flags_channel_swap():
+    ref = _ref_codes()
+    out = ref[:, [1, 0, 2, 3, 4, 5]]
+    v = compare.lsb(out, ref)
+    assert not v.passed and v.metrics["worst"]["c"] in (0, 1)
+
+
+def test_lsb_flags_one_pixel_shift():
+    ref = _ref_codes()
+    out = np.roll(ref, 1, axis=3)
+    assert not compare.lsb(out, ref).passed
+
+
+def test_lsb_flags_shape_difference():
+    ref = _ref_codes()
+    assert not compare.lsb(ref[:, :, :4], ref).passed
+
+
+def test_quantize_output_recovers_codes_from_dequantized_values():
+    scale, zp = 0.0123, -7
+    codes = torch.arange(-128, 128, dtype=torch.int64)
+    deq = ((codes - zp).float() * scale).float()
+    assert np.array_equal(compare.quantize_output(deq, scale, zp, -128, 127), codes.clamp(-128, 127).numpy())
+
+
+@pytest.fixture(scope="module")
+def fp_case():
+    c = parse_descriptor("conv2d_ic16_oc8_i12x12_k3_p1")
+    t = make_tensors(c, 0)
+    ref, bnd = fp64_with_bound(c, t)
+    return c, t, ref, bnd
+
+
+def test_dot_product_passes_fp32_result_in_any_summation_order(fp_case):
+    c, t, ref, bnd = fp_case
+    from harness.model import conv_forward
+
+    x, w, b = t.inputs[0], t.weight, t.bias
+    out = conv_forward(c, x, w, b)  # fp32, torch's order
+    v = compare.dot_product(out, ref, bnd, fan_in(c), True)
+    assert v.passed, v.reason
+    # The same sums accumulated in a different order (channels reversed).
+    rev = conv_forward(c, x.flip(1), w.flip(1), b)
+    assert not torch.equal(rev, out)
+    assert compare.dot_product(rev, ref, bnd, fan_in(c), True).passed
+
+
+def test_dot_product_fails_bf16_truncated_inputs(fp_case):
+    c, t, ref, bnd = fp_case
+    from harness.model import conv_forward
+
+    x = t.inputs[0].to(torch.bfloat16).float()
+    w = t.weight.to(torch.bfloat16).float()
+    out = conv_forward(c, x, w, t.bias)
+    v = compare.dot_product(out, ref, bnd, fan_in(c), True)
+    assert not v.passed and v.metrics["n_over"] > 0
+
+
+def test_dot_product_flags_one_wrong_element_and_names_it(fp_case):
+    c, t, ref, bnd = fp_case
+    out = ref.float().clone()
+    out[0, 5, 2, 9] += 1e-3
+    v = compare.dot_product(out, ref, bnd, fan_in(c), True)
+    assert not v.passed
+    assert (v.metrics["worst"]["c"], v.metrics["worst"]["pos"]) == (5, [2, 9])
+
+
+def test_dot_product_zero_bound_needs_exact_zero():
+    ref = torch.zeros(1, 1, 2, 2, dtype=torch.float64)
+    bnd = torch.zeros_like(ref)
+    assert compare.dot_product(torch.zeros(1, 1, 2, 2), ref, bnd, 9, False).passed
+    out = torch.zeros(1, 1, 2, 2)
+    out[0, 0, 1, 1] = 1e-30
+    v = compare.dot_product(out, ref, bnd, 9, False)
+    assert not v.passed and v.metrics["n_zero_bound_violations"] == 1
+
+
+def test_sqnr():
+    ref = torch.ones(100)
+    assert compare.sqnr_db(ref, ref) is None
+    assert compare.sqnr_db(ref, ref * 1.1) == pytest.approx(20.0, abs=1e-6)
+
+
+def test_degenerate_outputs_are_named():
+    assert "one value" in compare.degenerate_reason(np.zeros(100))
+    assert "clamped" in compare.degenerate_reason(np.array([-128, 127] * 50), -128, 127)
+    assert compare.degenerate_reason(np.arange(100)) == ""
