@@ -1,0 +1,245 @@
+"""One case end to end: tensors, model, quantize, lower, run, compare, result.
+
+This is the per-case hot path. Process-wide work (imports, quantizer set-up,
+thread count, freezing the import-time heap out of the garbage collector)
+happens once in `setup_process`, never here.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import logging
+import time
+import traceback
+import warnings
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from harness import compare, oracles
+from harness.cases.known_issues import known_issue
+from harness.cases.rejections import expected_rejection
+from harness.config import ConvConfig
+from harness.data import fan_in, make_tensors
+from harness.lowering import Artifact, QuantizedModel, lower, quantize
+from harness.model import build_model
+from harness.results import CaseResult, Outcome, versions
+from harness.runners import RunnerError, get_runner
+
+_SETUP_DONE = False
+
+
+def setup_process() -> None:
+    """Once per process: deterministic single-threaded torch, quiet logs, frozen heap.
+
+    One intra-op thread makes fp32 results independent of how many workers
+    share the machine (and is faster under xdist). `gc.freeze()` moves the
+    ~1 GB of import-time objects out of the collector's reach, which the
+    design notes measured at 17-22% of per-case time.
+    """
+    global _SETUP_DONE
+    if _SETUP_DONE:
+        return
+    torch.set_num_threads(1)
+    warnings.filterwarnings("ignore")
+    for name in ("executorch", "torchao", "torch._export", "torch.export", "root"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    logging.getLogger().setLevel(logging.ERROR)
+    versions()
+    import harness.lowering  # noqa: F401  - the heavy imports
+    import harness.runners.tosa_ref  # noqa: F401
+    from harness import speedups
+
+    speedups.install()
+
+    gc.collect()
+    gc.freeze()
+    _SETUP_DONE = True
+
+
+LOWERING_STAGES = ("quantize", "lower")
+_STAGE_OUTCOME = {
+    "build": Outcome.HARNESS_ERROR,
+    "quantize": Outcome.LOWERING_ERROR,
+    "lower": Outcome.LOWERING_ERROR,
+    "run": Outcome.RUNNER_ERROR,
+    "compare": Outcome.HARNESS_ERROR,
+}
+
+
+# Unbounded lru_caches in the libraries keyed on graph modules and nodes: each
+# pins every graph of every case (measured: ~3,500 objects and 1 MiB a case,
+# and a per-case time that doubled over 60 cases). Cleared after each case.
+_GRAPH_PINNING_CACHES = (
+    ("torch.ao.quantization.fx.utils", "assert_and_get_unique_device"),
+    ("torchao.utils", "_assert_and_get_unique_device"),
+    ("executorch.exir.backend.utils", "is_same_node"),
+)
+
+
+def release_graph_caches() -> None:
+    import importlib
+
+    for module, name in _GRAPH_PINNING_CACHES:
+        fn = getattr(importlib.import_module(module), name, None)
+        if hasattr(fn, "cache_clear"):
+            fn.cache_clear()
+
+
+class _StageError(Exception):
+    def __init__(self, stage: str, error: BaseException):
+        super().__init__(f"{stage}: {type(error).__name__}: {error}")
+        self.stage = stage
+        self.error = error
+
+
+def _timed(stage: str, timings: dict[str, float], fn, *args):
+    """Run one stage, record its wall time, tag any exception with the stage."""
+    start = time.perf_counter()
+    try:
+        return fn(*args)
+    except RunnerError:
+        raise
+    except Exception as e:  # noqa: BLE001 - every failure becomes an outcome
+        raise _StageError(stage, e) from e
+    finally:
+        timings[stage] = round(time.perf_counter() - start, 4)
+
+
+def _one_line(text: str, limit: int = 400) -> str:
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def run_case(
+    config: ConvConfig, seed: int = 0, runner_name: str = "tosa-ref", keep_dir: str | Path | None = None
+) -> CaseResult:
+    """Run one case and return its result; never raises for a case's failure."""
+    setup_process()
+    timings: dict[str, float] = {}
+    result = CaseResult(config.descriptor, seed, Outcome.PASS, runner=runner_name, versions=versions())
+    state: dict = {}
+    start = time.perf_counter()
+    try:
+        _run(config, seed, runner_name, timings, result, state)
+    except _StageError as e:
+        state["traceback"] = "".join(traceback.format_exception(e.error))
+        rule = expected_rejection(config)
+        if e.stage in LOWERING_STAGES and rule and rule.matches_error(str(e.error)):
+            result.outcome = Outcome.EXPECTED_REJECTION
+            result.reason = f"{rule.name}: {rule.reason} (raised in {e.stage}: {_one_line(e.error, 200)})"
+        else:
+            result.outcome = _STAGE_OUTCOME[e.stage]
+            result.reason = _one_line(str(e))
+    except RunnerError as e:
+        result.outcome = Outcome.RUNNER_ERROR
+        result.reason = _one_line(str(e))
+    _apply_registry(result)
+    release_graph_caches()
+    timings["total"] = round(time.perf_counter() - start, 4)
+    result.timings_s = timings
+    if keep_dir is not None and not result.green:
+        result.artifacts = str(_keep(Path(keep_dir), result, state))
+    return result
+
+
+def _run(config: ConvConfig, seed: int, runner_name: str, timings, result: CaseResult, state: dict) -> None:
+    tensors = _timed("build", timings, make_tensors, config, seed)
+    model = _timed("build", timings, build_model, config, tensors)
+    inputs = tensors.inputs
+    state["inputs"] = inputs
+    qmodel: QuantizedModel | None = None
+    if config.is_quantized:
+        qmodel = _timed("quantize", timings, quantize, model, inputs, config.scheme)
+        if qmodel.qparams is not None:
+            result.metrics["qparams"] = qmodel.qparams.summary()
+    artifact: Artifact = _timed("lower", timings, lower, qmodel.module if qmodel else model, inputs, config.scheme)
+    state["tosa"] = artifact.tosa
+    result.tosa_ops = list(artifact.tosa_ops)
+    result.conv_ops = list(artifact.conv_ops)
+
+    rule = expected_rejection(config)
+    if qmodel is not None and qmodel.qparams is None and artifact.delegated:
+        raise _StageError("lower", RuntimeError("the quantizer left the conv in float, yet it was delegated to an INT profile"))
+    if not artifact.delegated:
+        where = ", ".join(artifact.cpu_ops) if artifact.tosa else "nothing was delegated"
+        if rule:
+            result.outcome = Outcome.EXPECTED_REJECTION
+            result.reason = f"{rule.name}: {rule.reason} (left on CPU: {where})"
+        else:
+            result.outcome = Outcome.NOT_DELEGATED
+            result.reason = f"left on CPU: {where}"
+        return
+
+    runner = get_runner(runner_name)
+    availability = runner.available()
+    if not availability.ok:
+        result.outcome = Outcome.SKIPPED
+        result.reason = availability.reason
+        return
+    outputs = _timed("run", timings, runner.run, artifact, inputs)
+    state["output"] = outputs[0]
+    _timed("compare", timings, _judge, config, tensors, model, qmodel, outputs[0], result, state)
+    if rule and result.outcome is Outcome.PASS:
+        result.stale = f"expected rejection {rule.name} did not happen: the backend now supports it; update the rule"
+
+
+def _apply_registry(result: CaseResult) -> None:
+    """Known issues: a listed failure becomes known_issue; a pass is stale."""
+    issue = known_issue(result.descriptor)
+    if issue is None:
+        return
+    if result.outcome.value in issue.outcomes:
+        result.metrics["actual_outcome"] = result.outcome.value
+        result.outcome = Outcome.KNOWN_ISSUE
+        result.reason = f"{issue.id}: {issue.reason} [{result.reason}]"
+    elif result.outcome is Outcome.PASS:
+        result.stale = f"known issue {issue.id} no longer reproduces: remove it from the registry"
+
+
+def _judge(config, tensors, model, qmodel, output, result: CaseResult, state: dict) -> None:
+    eager = oracles.eager_fp32(model, tensors.inputs)
+    if qmodel is not None:
+        oq = qmodel.qparams.output if qmodel.qparams else None
+        if oq is None:
+            raise RuntimeError("the quantizer chose no output parameters for the conv")
+        ref = oracles.fake_quant(qmodel.module, tensors.inputs)
+        state["reference"] = ref
+        ref_q = compare.quantize_output(ref, oq.scale, oq.zero_point, oq.qmin, oq.qmax)
+        out_q = compare.quantize_output(output, oq.scale, oq.zero_point, oq.qmin, oq.qmax)
+        verdict = compare.lsb(out_q, ref_q)
+        verdict.metrics["sqnr_db"] = compare.sqnr_db(eager, output)
+        degenerate = compare.degenerate_reason(ref_q, oq.qmin, oq.qmax)
+    else:
+        ref, bnd = oracles.fp64_with_bound(config, tensors)
+        state["reference"] = ref
+        has_bias = tensors.bias is not None and bool(torch.any(tensors.bias != 0))
+        verdict = compare.dot_product(output, ref, bnd, fan_in(config), has_bias, "fp32")
+        degenerate = compare.degenerate_reason(ref.numpy())
+    result.metrics.update(verdict.metrics)
+    if not verdict.passed:
+        result.outcome = Outcome.MISMATCH
+        result.reason = verdict.reason
+    elif degenerate:
+        result.outcome = Outcome.MISTRUSTED
+        result.reason = degenerate
+
+
+def _keep(root: Path, result: CaseResult, state: dict) -> Path:
+    """Save what a failure needs to be studied offline; returns the directory."""
+    case_dir = root / f"{result.descriptor}__seed{result.seed}"
+    case_dir.mkdir(parents=True, exist_ok=True)
+    for i, x in enumerate(state.get("inputs", ())):
+        np.save(case_dir / f"input{i}.npy", x.numpy())
+    for key in ("output", "reference"):
+        if key in state:
+            np.save(case_dir / f"{key}.npy", state[key].detach().numpy())
+    for i, buf in enumerate(state.get("tosa", ())):
+        (case_dir / f"delegate{i}.tosa").write_bytes(buf)
+    if "traceback" in state:
+        (case_dir / "traceback.txt").write_text(state["traceback"])
+    (case_dir / "result.json").write_text(json.dumps(json.loads(result.to_json()), indent=2))
+    (case_dir / "repro.sh").write_text(result.repro + "\n")
+    return case_dir

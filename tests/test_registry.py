@@ -1,0 +1,59 @@
+"""The known-issue registry and the documented rejections."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.cases.known_issues import RegistryError, known_issue, parse_registry, registry
+from harness.cases.rejections import expected_rejection
+from harness.config import parse_descriptor
+
+
+def test_registry_loads_and_every_entry_matches_something_plausible():
+    issues = registry()
+    assert issues, "the shipped registry parses and is not empty"
+    for issue in issues:
+        assert issue.reason and issue.link and issue.outcomes
+
+
+def test_known_issue_matching():
+    same = parse_descriptor("conv2d_ic4_oc8_i12x12_k4_psame_qa8w8").descriptor
+    assert known_issue(same).id == "int-same-even-kernel"
+    assert known_issue(parse_descriptor("conv2d_ic4_oc8_i12x12_k4_psame_qfp32").descriptor) is None
+
+
+@pytest.mark.parametrize(
+    "text, fragment",
+    [
+        ("[[issue]]\nid='x'\n", "missing field 'descriptor'"),
+        ("[[issue]]\nid='x'\ndescriptor='('\noutcomes=['mismatch']\nreason='r'\nlink='l'\n", "bad descriptor regex"),
+        ("[[issue]]\nid='x'\ndescriptor='a'\noutcomes=['pass']\nreason='r'\nlink='l'\n", "unknown outcome"),
+        ("[[issue]\n", "not valid TOML"),
+    ],
+)
+def test_bad_registry_is_one_clear_line(text, fragment):
+    with pytest.raises(RegistryError) as e:
+        parse_registry(text, "test.toml")
+    assert fragment in str(e.value) and "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize(
+    "descriptor, rule",
+    [
+        ("tconv2d_ic4_oc4_i6x6_k3_d2", "tconv-dilation"),
+        ("tconv1d_ic4_oc4_i6_k3", "tconv-not-2d"),
+        ("tconv3d_ic4_oc4_i6x6x6_k3", "tconv-not-2d"),
+        ("tconv2d_ic4_oc4_g2_i6x6_k3_qa8w8", "tconv-grouped-per-channel"),
+        ("tconv2d_ic4_oc4_i6x6_k3_p3", "tconv-out-pad-exceeds-kernel"),
+    ],
+)
+def test_documented_rejections(descriptor, rule):
+    assert expected_rejection(parse_descriptor(descriptor)).name == rule
+
+
+@pytest.mark.parametrize(
+    "descriptor",
+    ["tconv2d_ic4_oc4_g2_i6x6_k3_qa8w8-pt", "tconv2d_ic4_oc4_i6x6_k3_p2", "conv2d_ic4_oc4_i6x6_k3_d2"],
+)
+def test_supported_configs_are_not_rejected(descriptor):
+    assert expected_rejection(parse_descriptor(descriptor)) is None
