@@ -1,0 +1,161 @@
+"""Command line: `python -m harness list | run | sweep`.
+
+Exit status: 0 when every case is green, 1 when any is not, 2 for a bad
+descriptor, sweep name or option (one line on stderr naming the value).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from harness.config import ConfigError, parse_descriptor
+from harness.results import ResultsFileError
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+LIST_FIELDS = (
+    "rank", "transposed", "groups", "in_channels", "out_channels", "kernel", "stride", "padding",
+    "dilation", "output_padding", "bias", "scheme", "batch", "input_size", "padding_mode", "dataset", "context",
+)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m harness", description=__doc__.split("\n")[0])
+    sub = p.add_subparsers(dest="verb", required=True, metavar="{list,run,sweep}")
+
+    ls = sub.add_parser("list", help="print the cases of a sweep, one descriptor per line")
+    ls.add_argument("--sweep", default="smoke", help="sweep name (default: smoke)")
+    ls.add_argument("--json", action="store_true", help="one JSON object per line with the config fields")
+
+    run = sub.add_parser("run", help="run one case and print its outcome, metrics and TOSA ops")
+    run.add_argument("descriptor", help="case descriptor, e.g. conv2d_ic8_oc16_i32x32_k3x3_s2_p1_qa8w8")
+    run.add_argument("--seed", type=int, default=0, help="data seed (default: 0)")
+    run.add_argument("--json", action="store_true", help="print the result as one JSON line")
+    run.add_argument("--keep", metavar="DIR", help="save inputs, outputs and flatbuffer here if it fails")
+    run.add_argument("--runner", default="tosa-ref", help="target (default: tosa-ref)")
+
+    sw = sub.add_parser("sweep", help="run a whole sweep in parallel workers, write results and a summary")
+    sw.add_argument("--sweep", default="smoke", help="sweep name (default: smoke)")
+    sw.add_argument("--results", help="JSONL results path (default: reports/<sweep>/results.jsonl)")
+    sw.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1, help="worker processes (default: CPU count)")
+    sw.add_argument("--seed", type=int, default=0, help="data seed (default: 0)")
+    sw.add_argument("--runner", default="tosa-ref", help="target (default: tosa-ref)")
+    sw.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return p
+
+
+def _cmd_list(args) -> int:
+    from harness.cases.sweeps import sweep
+
+    for c in sweep(args.sweep):
+        if args.json:
+            fields = c.fields_dict()
+            print(json.dumps({"descriptor": c.descriptor, **{k: fields[k] for k in LIST_FIELDS}}))
+        else:
+            print(c.descriptor)
+    return EXIT_OK
+
+
+def _print_result(r) -> None:
+    print(f"outcome: {r.outcome.value}" + (f" ({r.reason})" if r.reason else ""))
+    if r.stale:
+        print(f"stale:   {r.stale}")
+    print(f"case:    {r.descriptor} seed {r.seed} on {r.runner}")
+    print(f"tosa:    {' '.join(r.tosa_ops) or '-'}")
+    m = {k: v for k, v in r.metrics.items() if k not in ("worst", "qparams")}
+    if m:
+        print("metrics: " + ", ".join(f"{k}={v}" for k, v in m.items()))
+    if "worst" in r.metrics:
+        print(f"worst:   {r.metrics['worst']}")
+    if "qparams" in r.metrics:
+        print(f"qparams: {json.dumps(r.metrics['qparams'])}")
+    print("timings: " + ", ".join(f"{k} {v:.3f}s" for k, v in r.timings_s.items()))
+    if r.artifacts:
+        print(f"kept:    {r.artifacts}")
+    print(f"__REPRO: {r.repro}")
+
+
+def _cmd_run(args) -> int:
+    config = parse_descriptor(args.descriptor)
+    from harness.execute import run_case
+    from harness.runners import get_runner
+
+    try:
+        get_runner(args.runner)  # unknown runner: usage error before any work
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+    result = run_case(config, args.seed, args.runner, keep_dir=args.keep)
+    if args.json:
+        print(result.to_json())
+    else:
+        _print_result(result)
+    return EXIT_OK if result.green else EXIT_FAIL
+
+
+def _cmd_sweep(args) -> int:
+    from harness.cases.sweeps import sweep
+    from harness.parallel import run_parallel
+    from harness.report import outcome_counts, summarize
+    from harness.results import ResultWriter, merge
+    from harness.runners import RUNNERS
+
+    if args.runner not in RUNNERS:
+        raise ConfigError(f"unknown runner {args.runner!r}; known runners: {', '.join(RUNNERS)}")
+    if args.jobs < 1:
+        raise ConfigError(f"invalid -j {args.jobs}: must be >= 1")
+    configs = sweep(args.sweep)
+    results_path = Path(args.results or f"reports/{args.sweep}/results.jsonl")
+    part = results_path.with_name(results_path.stem + ".part" + results_path.suffix)
+    part.unlink(missing_ok=True)
+    keep = str(results_path.parent / "artifacts")
+    finished = []
+    bar = None
+    if not args.no_progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(configs), unit="case", dynamic_ncols=True, file=sys.stderr)
+    start = time.perf_counter()
+    with ResultWriter(part) as writer:
+
+        def on_result(r) -> None:
+            writer.write(r)
+            finished.append(r)
+            if bar is not None:
+                bar.set_postfix_str(", ".join(f"{n} {k}" for k, n in outcome_counts(finished).items()), refresh=False)
+                bar.update(1)
+            elif not r.green:
+                print(f"{r.outcome.value}: {r.descriptor}: {r.stale or r.reason}", file=sys.stderr)
+
+        try:
+            run_parallel(configs, args.seed, args.runner, args.jobs, on_result, keep_dir=keep)
+        except KeyboardInterrupt:
+            print(f"\ninterrupted: {len(finished)} of {len(configs)} results kept in {results_path}", file=sys.stderr)
+        finally:
+            if bar is not None:
+                bar.close()
+    wall = time.perf_counter() - start
+    results = merge([part], results_path, [c.descriptor for c in configs])
+    part.unlink()
+    summary = summarize(results, f"Sweep `{args.sweep}`")
+    summary += f"\nWall time {wall:.1f} s with {args.jobs} worker(s).\n"
+    (results_path.parent / "summary.md").write_text(summary)
+    print(summary)
+    print(f"results: {results_path}\nsummary: {results_path.parent / 'summary.md'}")
+    complete = len(results) == len(configs)
+    return EXIT_OK if complete and all(r.green for r in results) else EXIT_FAIL
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        return {"list": _cmd_list, "run": _cmd_run, "sweep": _cmd_sweep}[args.verb](args)
+    except (ConfigError, ResultsFileError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except BrokenPipeError:  # `python -m harness list | head`
+        return EXIT_OK

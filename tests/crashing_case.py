@@ -1,0 +1,14 @@
+"""A stand-in per-case function for tests/test_parallel.py: no torch, and it
+kills its own process on the descriptors a test picks."""
+
+from __future__ import annotations
+
+import os
+
+from harness.results import CaseResult, Outcome
+
+
+def run_case(config, seed, runner, keep_dir=None) -> CaseResult:
+    if config.in_channels == 3:
+        os._exit(3)  # as a segfault in native code would end the worker
+    return CaseResult(config.descriptor, seed, Outcome.PASS, runner=runner)

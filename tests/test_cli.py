@@ -1,0 +1,87 @@
+"""The command line: list, run, sweep, their output and exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from harness.cli import main
+
+
+def _cli(*args, check_rc=None):
+    proc = subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True, text=True)
+    if check_rc is not None:
+        assert proc.returncode == check_rc, proc.stdout + proc.stderr
+    return proc
+
+
+def test_list_is_deterministic_and_parses(capsys):
+    assert main(["list"]) == 0
+    first = capsys.readouterr().out.splitlines()
+    assert main(["list", "--sweep", "smoke"]) == 0
+    assert capsys.readouterr().out.splitlines() == first
+    assert len(first) >= 60 and len(set(first)) == len(first)
+
+
+def test_list_json_has_the_config_fields(capsys):
+    assert main(["list", "--json"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    for key in ("descriptor", "rank", "transposed", "groups", "in_channels", "out_channels", "kernel", "stride",
+                "padding", "dilation", "output_padding", "bias", "scheme", "batch", "input_size"):
+        assert key in rows[0]
+    assert {r["scheme"] for r in rows} == {"fp32", "a8w8", "a8w8-pt", "a16w8"}
+
+
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (["list", "--sweep", "nope"], "unknown sweep 'nope'"),
+        (["run", "conv2d_ic8_oc7_g2_i8x8_k3"], "invalid groups=2: must divide out_channels=7"),
+        (["run", "conv2d_ic8_oc8_i8x8_k3_xx1"], "unknown descriptor token 'xx1'"),
+        (["run", "conv2d_ic8_oc8_i8x8_k3", "--runner", "fpga"], "unknown runner 'fpga'"),
+        (["sweep", "-j", "0"], "invalid -j 0"),
+    ],
+)
+def test_bad_input_is_exit_2_with_one_line(args, fragment, capsys):
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert fragment in err and len(err.splitlines()) == 1
+
+
+def test_bad_option_is_exit_2():
+    assert _cli("run", "--seed", "x", "conv2d_ic8_oc8_i8x8_k3").returncode == 2
+
+
+def test_run_pass_prints_outcome_ops_and_repro():
+    out = _cli("run", "conv2d_ic4_oc8_g4_i8x8_k3_p1_qa8w8", "--seed", "3", check_rc=0).stdout
+    assert "outcome: pass" in out and "DEPTHWISE_CONV2D" in out and "max_lsb=" in out
+    assert "worst:" in out and "__REPRO: python -m harness run 'conv2d_n1_ic4_oc8_g4" in out and "--seed 3" in out
+
+
+def test_run_json_of_explained_outcomes_exits_0():
+    proc = _cli("run", "conv2d_ic4_oc8_i12x12_k4_psame_qa8w8", "--json", check_rc=0)
+    assert json.loads(proc.stdout)["outcome"] == "known_issue"
+    proc = _cli("run", "tconv2d_ic4_oc4_i6x6_k3_d2_qfp32", "--json", check_rc=0)
+    assert json.loads(proc.stdout)["outcome"] == "expected_rejection"
+
+
+@pytest.mark.parametrize("outcome, stale, rc", [("mismatch", "", 1), ("pass", "known issue x fixed", 1),
+                                                 ("mistrusted", "", 1), ("pass", "", 0)])
+def test_run_exit_code_follows_the_outcome(monkeypatch, capsys, outcome, stale, rc):
+    import harness.execute
+    from harness.results import CaseResult, Outcome
+
+    def fake_run_case(config, seed, runner, keep_dir=None):
+        return CaseResult(config.descriptor, seed, Outcome(outcome), reason="r", stale=stale)
+
+    monkeypatch.setattr(harness.execute, "run_case", fake_run_case)
+    assert main(["run", "conv2d_ic4_oc8_i8x8_k3"]) == rc
+    assert f"outcome: {outcome}" in capsys.readouterr().out
+
+
+def test_help_on_each_verb():
+    for verb in ("list", "run", "sweep"):
+        assert "usage: python -m harness " + verb in _cli(verb, "--help", check_rc=0).stdout
