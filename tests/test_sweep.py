@@ -1,0 +1,33 @@
+"""The sweep: one test per conv case (selected by --sweep / --case, see conftest)."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.results import CaseResult, Outcome
+
+
+def check_result(result: CaseResult) -> None:
+    """Turn a case result into the pytest verdict, with the repro line."""
+    detail = f"{result.outcome.value}: {result.reason}\n__REPRO: {result.repro}"
+    worst = result.metrics.get("worst")
+    if worst:
+        detail += f"\nworst element: {worst}"
+    if result.artifacts:
+        detail += f"\nartifacts: {result.artifacts}"
+    if result.stale:
+        pytest.fail(f"stale expectation: {result.stale}\n__REPRO: {result.repro}", pytrace=False)
+    if result.outcome is Outcome.SKIPPED:
+        pytest.skip(result.reason)
+    if result.outcome is Outcome.KNOWN_ISSUE:
+        pytest.xfail(result.reason)
+    if not result.outcome.ok:
+        pytest.fail(detail, pytrace=False)
+
+
+def test_case(conv_case, harness_run):
+    from harness.execute import run_case
+
+    result = run_case(conv_case, harness_run.seed, harness_run.runner, keep_dir=harness_run.artifacts_dir)
+    harness_run.record(result)
+    check_result(result)
