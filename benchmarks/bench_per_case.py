@@ -1,11 +1,12 @@
 """Per-case cost: the harness's path against ExecuTorch's own TOSA pipelines.
 
-Times, in one process and on the same ten configs, (a) `harness.execute.run_case`
-(build, quantize, export, lower, run on the reference model, compare) and (b)
+Times, on the same ten configs, (a) `harness.execute.run_case` (build,
+quantize, export, lower, run on the reference model, compare) and (b)
 ExecuTorch's `TosaPipelineINT` / `TosaPipelineFP` (the Arm backend's own test
 pipelines, which also quantize, lower, run the reference model and compare).
-Each path is warmed up once first; the medians of `--repeat` rounds are
-reported with their ratio. This script may import ExecuTorch's test code; the
+Each side runs in its own fresh process, so (b) gets none of the harness's
+set-up or speed-ups; each is warmed up once, then the medians of `--repeat`
+rounds are reported with their ratio. This script may import ExecuTorch's test code; the
 harness itself never does.
 
     python benchmarks/bench_per_case.py [--repeat 3] [--json out.json]
@@ -49,64 +50,84 @@ def _time(fn) -> float:
     return time.perf_counter() - start
 
 
+def _harness_side(repeat: int) -> dict:
+    from harness.config import parse_descriptor
+    from harness.execute import run_case, setup_process
+
+    setup_process()
+    out: dict = {}
+    for scheme in ("a8w8", "fp32"):
+        run_case(parse_descriptor(f"{CONFIGS[0]}_q{scheme}"), 99)  # warm-up
+        for base in CONFIGS:
+            d = f"{base}_q{scheme}"
+
+            def go(seed):
+                r = run_case(parse_descriptor(d), seed)
+                assert r.outcome.value == "pass", (d, r.outcome, r.reason)
+
+            out[d] = [_time(lambda: go(s)) for s in range(repeat)]
+    return out
+
+
+def _pipeline_side(repeat: int) -> dict:
+    # A plain process: none of the harness's set-up or speed-ups.
+    from executorch.backends.arm.test.tester.test_pipeline import TosaPipelineFP, TosaPipelineINT
+
+    from harness.config import parse_descriptor
+    from harness.data import make_tensors
+    from harness.model import build_model
+
+    def go(d, seed):
+        c = parse_descriptor(d)
+        t = make_tensors(c, seed)
+        cls = TosaPipelineINT if c.scheme == "a8w8" else TosaPipelineFP
+        cls(build_model(c, t), t.inputs, _aten_op(c), EXIR_OP).run()
+
+    out: dict = {}
+    for scheme in ("a8w8", "fp32"):
+        go(f"{CONFIGS[0]}_q{scheme}", 99)  # warm-up
+        for base in CONFIGS:
+            d = f"{base}_q{scheme}"
+            out[d] = [_time(lambda: go(d, s)) for s in range(repeat)]
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--json", help="also write the figures here")
+    parser.add_argument("--side", choices=("harness", "pipeline"), help=argparse.SUPPRESS)
     args = parser.parse_args()
 
-    from harness.config import parse_descriptor
-    from harness.data import make_tensors
-    from harness.execute import run_case, setup_process
-    from harness.model import build_model
+    if args.side:  # child process: time one side, print JSON
+        fn = _harness_side if args.side == "harness" else _pipeline_side
+        print("BENCH " + json.dumps(fn(args.repeat)))
+        return 0
 
-    setup_process()
-    from executorch.backends.arm.test.tester.test_pipeline import TosaPipelineFP, TosaPipelineINT
+    import subprocess
 
-    def harness_case(descriptor: str, seed: int):
-        def go():
-            r = run_case(parse_descriptor(descriptor), seed)
-            assert r.outcome.value == "pass", (descriptor, r.outcome, r.reason)
+    def side(name: str) -> dict:
+        proc = subprocess.run([sys.executable, __file__, "--side", name, "--repeat", str(args.repeat)],
+                              capture_output=True, text=True, check=True)
+        line = next(x for x in proc.stdout.splitlines() if x.startswith("BENCH "))
+        return json.loads(line[6:])
 
-        return go
-
-    def pipeline_case(descriptor: str, seed: int, scheme: str):
-        c = parse_descriptor(descriptor)
-        t = make_tensors(c, seed)
-        model = build_model(c, t)
-
-        def go():
-            cls = TosaPipelineINT if scheme == "a8w8" else TosaPipelineFP
-            cls(model, t.inputs, _aten_op(c), EXIR_OP).run()
-
-        return go
-
-    figures: dict[str, dict[str, list[float]]] = {}
-    for scheme in ("a8w8", "fp32"):
-        ours = f"harness {scheme}"
-        theirs = f"TosaPipeline{'INT' if scheme == 'a8w8' else 'FP'}"
-        figures[ours], figures[theirs] = {}, {}
-        base0 = f"{CONFIGS[0]}_q{scheme}"
-        harness_case(base0, 99)()  # warm-up: first-call caches on both paths
-        pipeline_case(base0, 99, scheme)()
-        for base in CONFIGS:
-            d = f"{base}_q{scheme}"
-            figures[ours][d] = [_time(harness_case(d, s)) for s in range(args.repeat)]
-            figures[theirs][d] = [_time(pipeline_case(d, s, scheme)) for s in range(args.repeat)]
-            print(f"{d:60s} harness {statistics.median(figures[ours][d]):.3f}s  "
-                  f"{theirs} {statistics.median(figures[theirs][d]):.3f}s", flush=True)
-
-    print()
+    ours, theirs = side("harness"), side("pipeline")
     summary = {}
-    for scheme, theirs in (("a8w8", "TosaPipelineINT"), ("fp32", "TosaPipelineFP")):
-        ours_med = statistics.median(t for ts in figures[f"harness {scheme}"].values() for t in ts)
-        theirs_med = statistics.median(t for ts in figures[theirs].values() for t in ts)
-        summary[scheme] = {"harness_median_s": round(ours_med, 3), f"{theirs}_median_s": round(theirs_med, 3),
-                           "speedup": round(theirs_med / ours_med, 2)}
-        print(f"{scheme}: harness median {ours_med:.3f} s/case, {theirs} {theirs_med:.3f} s/case, "
-              f"harness is {theirs_med / ours_med:.2f}x faster")
+    for scheme, name in (("a8w8", "TosaPipelineINT"), ("fp32", "TosaPipelineFP")):
+        keys = [k for k in ours if k.endswith(f"_q{scheme}")]
+        for k in keys:
+            print(f"{k:55s} harness {statistics.median(ours[k]):.3f}s  {name} {statistics.median(theirs[k]):.3f}s")
+        o = statistics.median(t for k in keys for t in ours[k])
+        p = statistics.median(t for k in keys for t in theirs[k])
+        summary[scheme] = {"harness_median_s": round(o, 3), f"{name}_median_s": round(p, 3), "ratio": round(p / o, 2)}
+    print()
+    for scheme, s in summary.items():
+        name = "TosaPipelineINT" if scheme == "a8w8" else "TosaPipelineFP"
+        print(f"{scheme}: harness {s['harness_median_s']:.3f} s/case, {name} {s[f'{name}_median_s']:.3f} s/case "
+              f"(ratio {s['ratio']:.2f})")
     if args.json:
-        Path(args.json).write_text(json.dumps({"summary": summary, "figures": figures}, indent=2))
+        Path(args.json).write_text(json.dumps({"summary": summary, "harness": ours, "pipelines": theirs}, indent=2))
     return 0
 
 
