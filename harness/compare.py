@@ -1,12 +1,14 @@
 """Tolerance policies and metrics: does a target's output match its reference?
 
-Two policies, each an argument rather than a knob:
+Each policy is an argument rather than a knob:
 
 * Quantized schemes are compared in output LSB (quantization steps of the
-  quantizer's output scale). The fake-quant reference differs from a correct
-  integer pipeline only by the rounding of the fixed-point output RESCALE and
-  of fp32 accumulation, so a correct lowering is within 1 LSB everywhere.
-* fp32 follows the TOSA DOT_PRODUCT compliance rule (see `dot_product`).
+  quantizer's output scale). Against the integer-exact oracle a conforming
+  lowering is exact (0 LSB). Against the fake-quant model it may differ by
+  the rounding of the fixed-point RESCALE and of fp32 sums: 1 LSB.
+* SQNR against eager fp32 measures the scheme's inherent noise; a floor per
+  scheme and data set catches a gross scale error both quantized paths share.
+* Float schemes follow the TOSA DOT_PRODUCT compliance rule (see `dot_product`).
 
 Every comparison names its worst element as (n, c, spatial position).
 """
@@ -19,17 +21,19 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-MAX_LSB = 1
+MAX_LSB_EXACT = 0  # against the integer-exact oracle
+MAX_LSB_FAKE_QUANT = 1  # against the fake-quant model: fixed-point rescale and fp32 sums round differently
 # A reference whose output is mostly one value or mostly clamped cannot tell
 # a right lowering from a wrong one: such a case is "mistrusted", never a pass.
 DEGENERATE_MODE_SHARE = 0.9
 DEGENERATE_CLAMP_SHARE = 0.5
 
-_FP_FORMATS = {  # fraction bits, smallest normal
+FP_FORMATS = {  # fraction bits, smallest normal
     "fp32": (23, float(np.finfo(np.float32).tiny)),
     "fp16": (10, float(np.finfo(np.float16).tiny)),
     "bf16": (7, 2.0**-126),
 }
+FP_MAX = {"fp32": float(np.finfo(np.float32).max), "fp16": 65504.0, "bf16": 3.3895313892515355e38}
 
 
 def element(index: tuple[int, ...]) -> dict:
@@ -54,34 +58,61 @@ def quantize_output(x: torch.Tensor, scale: float, zero_point: int, qmin: int, q
     return q.clamp(qmin, qmax).to(torch.int64).numpy()
 
 
-def lsb(out_q: np.ndarray, ref_q: np.ndarray) -> Verdict:
-    """Pass when every element is within MAX_LSB codes of the reference."""
+def lsb(out_q: np.ndarray, ref_q: np.ndarray, max_lsb: int = MAX_LSB_EXACT) -> Verdict:
+    """Pass when every element is within `max_lsb` codes of the reference."""
     if out_q.shape != ref_q.shape:
         return Verdict(False, {"shape": list(out_q.shape), "ref_shape": list(ref_q.shape)}, "output shape differs from the reference")
     diff = np.abs(out_q - ref_q)
     worst = _argmax(diff)
-    max_lsb = int(diff[worst]) if diff.size else 0
+    worst_lsb = int(diff[worst]) if diff.size else 0
     metrics = {
-        "max_lsb": max_lsb,
+        "max_lsb": worst_lsb,
         "n_diff": int(np.count_nonzero(diff)),
-        "n_over": int(np.count_nonzero(diff > MAX_LSB)),
+        "n_over": int(np.count_nonzero(diff > max_lsb)),
         "n_total": int(diff.size),
         "exact_share": round(float(np.mean(diff == 0)), 6) if diff.size else 1.0,
         "worst": {**element(worst), "out": int(out_q[worst]), "ref": int(ref_q[worst])},
     }
-    passed = max_lsb <= MAX_LSB
-    reason = "" if passed else f"{metrics['n_over']} element(s) off by more than {MAX_LSB} LSB (max {max_lsb})"
+    passed = worst_lsb <= max_lsb
+    reason = "" if passed else f"{metrics['n_over']} element(s) off by more than {max_lsb} LSB (max {worst_lsb})"
     return Verdict(passed, metrics, reason)
 
 
+def ksb(ks: int, has_bias: bool, fmt: str, acc: str = "fp32") -> int:
+    """ceil(KS / 2^((nf_acc - nf_out)/2)) + (1 if the bias is non-zero)."""
+    nf_out, nf_acc = FP_FORMATS[fmt][0], FP_FORMATS[acc][0]
+    return math.ceil(ks / 2.0 ** ((nf_acc - nf_out) / 2)) + (1 if has_bias else 0)
+
+
+def dot_product_limit(ks: int, has_bias: bool, fmt: str, acc: str = "fp32") -> int:
+    """Per-element |err| limit: 6*ksb for fp32 inputs, 2*ksb otherwise."""
+    return (6 if fmt == "fp32" else 2) * ksb(ks, has_bias, fmt, acc)
+
+
+def dot_product_errors(out: torch.Tensor, ref: torch.Tensor, bnd: torch.Tensor, fmt: str) -> np.ndarray:
+    """err = (out - ref) / max(bnd * 2^(-1-nf), smallest_normal); 0 where bnd is 0 or overflows."""
+    nf, normal_min = FP_FORMATS[fmt]
+    o, r, b = (t.double().numpy() for t in (out, ref, bnd))
+    err = (o - r) / np.maximum(b * 2.0 ** (-1 - nf), normal_min)
+    overflow = b * (1 + 2.0 ** (-1 - nf)) > FP_MAX[fmt]
+    return np.where(overflow | (b == 0), 0.0, err)
+
+
 def dot_product(
-    out: torch.Tensor, ref: torch.Tensor, bnd: torch.Tensor, ks: int, has_bias: bool, fmt: str = "fp32"
+    out: torch.Tensor,
+    ref: torch.Tensor,
+    bnd: torch.Tensor,
+    ks: int,
+    has_bias: bool,
+    fmt: str = "fp32",
+    acc: str = "fp32",
 ) -> Verdict:
     """TOSA DOT_PRODUCT compliance of `out` against an fp64 reference.
 
-    With nf the output fraction bits (fp32 23, fp16 10, bf16 7), accumulating
-    in the same format, `ksb = KS + (1 if a bias is non-zero else 0)` (the
-    general form is ceil(KS / 2^((nf_acc - nf_out)/2)) + bias). Per element:
+    With nf the output fraction bits (fp32 23, fp16 10, bf16 7) and nf_acc
+    those of the accumulator the graph declares for the conv (its acc_type),
+    `ksb = ceil(KS / 2^((nf_acc - nf)/2)) + (1 if a bias is non-zero else 0)`,
+    KS the dot-product length (KH*KW*IC per group, x KD in 3D). Per element:
 
         err = (out - ref) / max(bnd * 2^(-1-nf), smallest_normal)
 
@@ -90,35 +121,29 @@ def dot_product(
     sum(err^2) <= 1.6*ksb*T. Where bnd is 0 the output must be exactly 0;
     where bnd*(1 + 2^(-1-nf)) overflows the format there is no limit.
     """
-    nf, normal_min = _FP_FORMATS[fmt]
-    o = out.double().numpy()
-    r = ref.double().numpy()
-    b = bnd.double().numpy()
-    if o.shape != r.shape:
-        return Verdict(False, {"shape": list(o.shape), "ref_shape": list(r.shape)}, "output shape differs from the reference")
-    ksb = ks + (1 if has_bias else 0)
-    limit = (6 if fmt == "fp32" else 2) * ksb
-    fmax = {"fp32": float(np.finfo(np.float32).max), "fp16": 65504.0, "bf16": 3.3895313892515355e38}[fmt]
-    overflow = b * (1 + 2.0 ** (-1 - nf)) > fmax
-    zero_bound = b == 0
-    err = (o - r) / np.maximum(b * 2.0 ** (-1 - nf), normal_min)
-    err = np.where(overflow | zero_bound, 0.0, err)
-    zero_violations = zero_bound & ~overflow & (o != 0)
+    if tuple(out.shape) != tuple(ref.shape):
+        return Verdict(False, {"shape": list(out.shape), "ref_shape": list(ref.shape)}, "output shape differs from the reference")
+    o, r, b = (t.double().numpy() for t in (out, ref, bnd))
+    k = ksb(ks, has_bias, fmt, acc)
+    limit = dot_product_limit(ks, has_bias, fmt, acc)
+    err = dot_product_errors(out, ref, bnd, fmt)
+    overflow = b * (1 + 2.0 ** (-1 - FP_FORMATS[fmt][0])) > FP_MAX[fmt]
+    zero_violations = (b == 0) & ~overflow & (o != 0)
     abs_err = np.abs(err)
     worst = _argmax(np.where(zero_violations, np.inf, abs_err))
     T = o.size
     sum_sq = float(np.sum(err**2))
-    sum_sq_limit = 1.6 * ksb * T
+    sum_sq_limit = 1.6 * k * T
     n_over = int(np.count_nonzero(abs_err > limit))
     metrics = {
         "max_err": round(float(abs_err.max()), 6) if T else 0.0,
         "err_limit": limit,
         "sum_sq": round(sum_sq, 6),
         "sum_sq_limit": round(sum_sq_limit, 3),
-        "ksb": ksb,
+        "ksb": k,
+        "acc": acc,
         "n_over": n_over,
         "n_zero_bound_violations": int(np.count_nonzero(zero_violations)),
-        "n_diff": int(np.count_nonzero(o != r.astype(np.float32).astype(np.float64))),
         "n_total": int(T),
         "max_abs_diff": float(np.max(np.abs(o - r))) if T else 0.0,
         "worst": {**element(worst), "out": float(o[worst]), "ref": float(r[worst]), "bnd": float(b[worst])},
@@ -158,3 +183,57 @@ def degenerate_reason(values: np.ndarray, qmin: int | None = None, qmax: int | N
         if clamp_share > DEGENERATE_CLAMP_SHARE:
             return f"{clamp_share:.0%} of the reference output is clamped to [{qmin}, {qmax}]"
     return ""
+
+
+# SQNR floors (dB) against eager fp32, per scheme and data set: the smallest
+# SQNR clean ExecuTorch 1.5.1 gave on 16 bases x 6 data sets (576 cases),
+# less about 10 dB: a8w8 34.2, a8w8-pt 31.3, a16w8 39.2 outside the
+# exceptions below. A scale 2x off in both quantized paths gives 6 dB or less.
+# `full-range` saturates a quarter to a half of the outputs by design (4.1 and
+# 5.4 dB measured), so there the floor only catches sign errors and worse;
+# per-tensor weights on `special` data (a 3.0 spike among ~0.1 weights, so
+# every other channel is quantized coarsely) measured 20.2.
+DEFAULT_SQNR_FLOOR_DB = {"a8w8": 24.0, "a8w8-pt": 21.0, "a16w8": 31.0}
+SQNR_FLOOR_DB: dict[tuple[str, str], float] = {
+    ("a8w8", "full-range"): 0.0,
+    ("a8w8-pt", "full-range"): 0.0,
+    ("a8w8-pt", "special"): 10.0,
+}
+
+
+def sqnr_floor(scheme: str, dataset: str) -> float:
+    return SQNR_FLOOR_DB.get((scheme, dataset), DEFAULT_SQNR_FLOOR_DB.get(scheme, 0.0))
+
+
+def _ranges(values: list[int]) -> str:
+    """[0, 1, 2, 5] -> '0-2,5'."""
+    out, start = [], None
+    for i, v in enumerate(values):
+        if start is None:
+            start = v
+        if i + 1 == len(values) or values[i + 1] != v + 1:
+            out.append(f"{start}-{v}" if v != start else f"{v}")
+            start = None
+    return ",".join(out)
+
+
+def localize(diff: np.ndarray, border: np.ndarray) -> dict:
+    """Where the differing elements sit: border vs interior, which channels.
+
+    `diff` is a boolean (N, C, *spatial) mask; `border` a (*spatial) mask of the
+    positions whose window reaches the padding or the edge of the input.
+    """
+    n = int(diff.sum())
+    on_border = int((diff & border[None, None]).sum())
+    channels = [int(c) for c in np.flatnonzero(diff.any(axis=tuple(i for i in range(diff.ndim) if i != 1)))]
+    border_total = int(border.sum()) * diff.shape[0] * diff.shape[1]
+    return {
+        "n_diff": n,
+        "border": on_border,
+        "interior": n - on_border,
+        "border_share": round(on_border / n, 4) if n else 0.0,
+        "border_positions_share": round(border_total / diff.size, 4) if diff.size else 0.0,
+        "channels": _ranges(channels),
+        "n_channels": len(channels),
+        "of_channels": int(diff.shape[1]),
+    }

@@ -7,6 +7,7 @@ happens once in `setup_process`, never here.
 
 from __future__ import annotations
 
+import copy
 import gc
 import json
 import logging
@@ -18,11 +19,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from harness import compare, oracles
 from harness.cases.known_issues import known_issue
 from harness.cases.rejections import expected_rejection
 from harness.config import ConvConfig
-from harness.data import fan_in, make_tensors
+from harness.data import FLOAT_DTYPES, make_tensors
+from harness.judge import Judge
 from harness.lowering import Artifact, QuantizedModel, lower, quantize
 from harness.model import build_model
 from harness.results import CaseResult, Outcome, versions
@@ -105,7 +106,7 @@ def _timed(stage: str, timings: dict[str, float], fn, *args):
     except Exception as e:  # noqa: BLE001 - every failure becomes an outcome
         raise _StageError(stage, e) from e
     finally:
-        timings[stage] = round(time.perf_counter() - start, 4)
+        timings[stage] = round(timings.get(stage, 0.0) + time.perf_counter() - start, 4)
 
 
 def _one_line(text: str, limit: int = 400) -> str:
@@ -148,14 +149,19 @@ def run_case(
 def _run(config: ConvConfig, seed: int, runner_name: str, timings, result: CaseResult, state: dict) -> None:
     tensors = _timed("build", timings, make_tensors, config, seed)
     model = _timed("build", timings, build_model, config, tensors)
-    inputs = tensors.inputs
-    state["inputs"] = inputs
+    state["inputs"] = tensors.inputs
     qmodel: QuantizedModel | None = None
+    lowered_model, inputs = model, tensors.inputs
     if config.is_quantized:
-        qmodel = _timed("quantize", timings, quantize, model, inputs, config.scheme)
+        qmodel = _timed("quantize", timings, quantize, model, tensors.inputs, config.scheme, tensors.calibration)
         if qmodel.qparams is not None:
             result.metrics["qparams"] = qmodel.qparams.summary()
-    artifact: Artifact = _timed("lower", timings, lower, qmodel.module if qmodel else model, inputs, config.scheme)
+        lowered_model = qmodel.module
+    elif config.scheme != "fp32":
+        dtype = FLOAT_DTYPES[config.scheme]
+        lowered_model = copy.deepcopy(model).to(dtype)
+        inputs = tuple(x.to(dtype) for x in tensors.inputs)
+    artifact: Artifact = _timed("lower", timings, lower, lowered_model, inputs, config.scheme)
     state["tosa"] = artifact.tosa
     result.tosa_ops = list(artifact.tosa_ops)
     result.conv_ops = list(artifact.conv_ops)
@@ -180,8 +186,13 @@ def _run(config: ConvConfig, seed: int, runner_name: str, timings, result: CaseR
         result.reason = availability.reason
         return
     outputs = _timed("run", timings, runner.run, artifact, inputs)
-    state["output"] = outputs[0]
-    _timed("compare", timings, _judge, config, tensors, model, qmodel, outputs[0], result, state)
+    output = outputs[0].float()
+    state["output"] = output
+    judge = _timed("compare", timings, Judge, config, tensors, model, qmodel, artifact.conv_acc_types)
+    state["reference"] = torch.as_tensor(judge.reference)
+    verdict = _timed("compare", timings, judge.judge, output)
+    result.outcome, result.reason = verdict.outcome, verdict.reason
+    result.metrics.update(verdict.metrics)
     if rule and result.outcome is Outcome.PASS:
         result.stale = f"expected rejection {rule.name} did not happen: the backend now supports it; update the rule"
 
@@ -197,34 +208,6 @@ def _apply_registry(result: CaseResult) -> None:
         result.reason = f"{issue.id}: {issue.reason} [{result.reason}]"
     elif result.outcome is Outcome.PASS:
         result.stale = f"known issue {issue.id} no longer reproduces: remove it from the registry"
-
-
-def _judge(config, tensors, model, qmodel, output, result: CaseResult, state: dict) -> None:
-    eager = oracles.eager_fp32(model, tensors.inputs)
-    if qmodel is not None:
-        oq = qmodel.qparams.output if qmodel.qparams else None
-        if oq is None:
-            raise RuntimeError("the quantizer chose no output parameters for the conv")
-        ref = oracles.fake_quant(qmodel.module, tensors.inputs)
-        state["reference"] = ref
-        ref_q = compare.quantize_output(ref, oq.scale, oq.zero_point, oq.qmin, oq.qmax)
-        out_q = compare.quantize_output(output, oq.scale, oq.zero_point, oq.qmin, oq.qmax)
-        verdict = compare.lsb(out_q, ref_q)
-        verdict.metrics["sqnr_db"] = compare.sqnr_db(eager, output)
-        degenerate = compare.degenerate_reason(ref_q, oq.qmin, oq.qmax)
-    else:
-        ref, bnd = oracles.fp64_with_bound(config, tensors)
-        state["reference"] = ref
-        has_bias = tensors.bias is not None and bool(torch.any(tensors.bias != 0))
-        verdict = compare.dot_product(output, ref, bnd, fan_in(config), has_bias, "fp32")
-        degenerate = compare.degenerate_reason(ref.numpy())
-    result.metrics.update(verdict.metrics)
-    if not verdict.passed:
-        result.outcome = Outcome.MISMATCH
-        result.reason = verdict.reason
-    elif degenerate:
-        result.outcome = Outcome.MISTRUSTED
-        result.reason = degenerate
 
 
 def _keep(root: Path, result: CaseResult, state: dict) -> Path:

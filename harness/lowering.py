@@ -39,6 +39,8 @@ from harness.tosa_graph import TosaSummary, read_tosa
 
 TOSA_SPECS = {
     "fp32": "TOSA-1.0+FP",
+    "fp16": "TOSA-1.0+FP",
+    "bf16": "TOSA-1.0+FP+bf16",
     "a8w8": "TOSA-1.0+INT",
     "a8w8-pt": "TOSA-1.0+INT",
     "a16w8": "TOSA-1.0+INT+int16",
@@ -125,6 +127,10 @@ class Artifact:
     @property
     def conv_ops(self) -> tuple[str, ...]:
         return tuple(op for s in self.summaries for op in s.conv_ops)
+
+    @property
+    def conv_acc_types(self) -> tuple[str, ...]:
+        return tuple(a for s in self.summaries for a in s.conv_acc_types)
 
 
 # -- quantizer and compile spec ------------------------------------------------------
@@ -237,11 +243,11 @@ def conv_qparams(gm: torch.fx.GraphModule) -> ConvQParams | None:
     )
 
 
-def quantize(model: torch.nn.Module, inputs: tuple, scheme: str) -> QuantizedModel:
-    """PT2E post-training quantization, calibrated on the case's own input."""
+def quantize(model: torch.nn.Module, inputs: tuple, scheme: str, calibration: tuple | None = None) -> QuantizedModel:
+    """PT2E post-training quantization, calibrated on `calibration` (default: the inputs)."""
     captured = torch.export.export(model, inputs).module()
     prepared = prepare_pt2e(captured, quantizer(scheme))
-    prepared(*inputs)
+    prepared(*(calibration if calibration is not None else inputs))
     converted = convert_pt2e(prepared)
     return QuantizedModel(converted, conv_qparams(converted))
 

@@ -11,15 +11,23 @@ parameters the quantizer chose.
   rounding of a fixed-point rescale (1 LSB).
 * fp64 and its bound: the conv in float64, and the same conv on |x|, |w|, |b|,
   the `bnd` tensor of the TOSA DOT_PRODUCT compliance rule.
+* integer-exact: the INT-profile conv from the quantized tensors with int64
+  accumulation and the specification's RESCALE; a conforming lowering
+  matches it bit for bit.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import numpy as np
 import torch
 
 from harness.config import ConvConfig
 from harness.data import CaseTensors
+from harness.lowering import ConvQParams
 from harness.model import conv_forward
+from harness.tosa_math import rescale
 
 
 def eager_fp32(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) -> torch.Tensor:
@@ -42,3 +50,66 @@ def fp64_with_bound(c: ConvConfig, tensors: CaseTensors) -> tuple[torch.Tensor, 
         ref = conv_forward(c, x, w, b)
         bnd = conv_forward(c, x.abs(), w.abs(), None if b is None else b.abs())
     return ref, bnd
+
+
+@dataclass(frozen=True)
+class IntReference:
+    """The integer-exact result: output codes, the accumulator, the RESCALE used."""
+
+    codes: np.ndarray
+    accumulator: np.ndarray
+    multipliers: tuple[int, ...]
+    shifts: tuple[int, ...]
+    bits: int
+
+
+_TORCH_INT = {"int8": torch.int8, "int16": torch.int16, "int32": torch.int32}
+
+
+def _output_channel_axis(c: ConvConfig, qp: ConvQParams) -> None:
+    w = qp.weight
+    if w.axis is None:
+        return
+    expected = 1 if c.transposed else 0
+    if w.axis != expected or (c.transposed and c.groups != 1):
+        raise ValueError(
+            f"weight quantized per channel on axis {w.axis}: not the output channels of this conv, "
+            "so no integer rescale per output channel exists"
+        )
+
+
+def integer_exact(c: ConvConfig, tensors: CaseTensors, qp: ConvQParams) -> IntReference:
+    """The conv as a TOSA INT profile must compute it, from the quantizer's parameters.
+
+    x is quantized with the conv's input parameters (the quantizer's own
+    quantize op), centred on its zero point; the conv of the centred codes with
+    the integer weights (less their zero points) plus the int32 bias is computed
+    in float64, exact because every partial sum is an integer below 2**53; the
+    accumulator is then RESCALEd per output channel by s_in * s_w[c] / s_out
+    (32-bit multiplier; 16-bit for the INT48 accumulator of a16w8, as the
+    specification requires), rounded once, offset by the output zero point and
+    clamped to the output type.
+    """
+    qi, qo, qw = qp.input, qp.output, qp.weight
+    if qo is None:
+        raise ValueError("the quantizer chose no output parameters for the conv")
+    _output_channel_axis(c, qp)
+    qx = torch.ops.quantized_decomposed.quantize_per_tensor(
+        tensors.inputs[0], qi.scale, qi.zero_point, qi.qmin, qi.qmax, _TORCH_INT[qi.dtype]
+    )
+    x = qx.double() - qi.zero_point
+    w = qw.values.double()
+    if any(qw.zero_points):
+        shape = [1] * w.dim()
+        if qw.axis is not None:
+            shape[qw.axis] = -1
+        w = w - torch.tensor(qw.zero_points, dtype=torch.float64).reshape(shape)
+    with torch.no_grad():
+        acc = conv_forward(c, x, w, None)
+    if qp.bias is not None:
+        acc = acc + qp.bias.double().reshape(1, -1, *[1] * c.rank)
+    accumulator = acc.round().to(torch.int64).numpy()
+    scales = [qi.scale * s / qo.scale for s in qw.scales]
+    bits = 16 if qi.dtype == "int16" else 32
+    codes, mult, shift = rescale(accumulator, scales, 0, qo.zero_point, qo.qmin, qo.qmax, bits)
+    return IntReference(codes, accumulator, tuple(mult), tuple(shift), bits)

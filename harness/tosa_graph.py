@@ -11,6 +11,12 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 CONV_OPS = ("CONV2D", "DEPTHWISE_CONV2D", "TRANSPOSE_CONV2D", "CONV3D")
+_CONV_ATTRIBUTES = {
+    "CONV2D": "Conv2dAttribute",
+    "DEPTHWISE_CONV2D": "DepthwiseConv2dAttribute",
+    "TRANSPOSE_CONV2D": "TransposeConv2dAttribute",
+    "CONV3D": "Conv3dAttribute",
+}
 _CONSTANT_OPS = ("CONST", "CONST_SHAPE")
 
 
@@ -28,10 +34,20 @@ class TosaSummary:
     inputs: tuple[TensorInfo, ...]  # of the main block, in graph order
     outputs: tuple[TensorInfo, ...]
     regions: tuple[str, ...] = field(default=())
+    conv_acc_types: tuple[str, ...] = field(default=())  # declared accumulator of each conv op
 
     @property
     def conv_ops(self) -> tuple[str, ...]:
         return tuple(op for op in self.ops if op in CONV_OPS)
+
+
+def _acc_type(op, name: str, dtype_names: dict[int, str]) -> str:
+    module = _CONV_ATTRIBUTES[name]
+    cls = getattr(__import__(f"tosa.{module}", fromlist=[module]), module)
+    attribute = cls()
+    table = op.Attribute()
+    attribute.Init(table.Bytes, table.Pos)
+    return dtype_names.get(attribute.AccType(), "UNKNOWN")
 
 
 @lru_cache(maxsize=None)
@@ -51,6 +67,7 @@ def read_tosa(buffer: bytes) -> TosaSummary:
     v = graph.Version()
     version = f"{v._Major()}.{v._Minor()}.{v._Patch()}"
     ops: list[str] = []
+    acc_types: list[str] = []
     regions: list[str] = []
     inputs: tuple[TensorInfo, ...] = ()
     outputs: tuple[TensorInfo, ...] = ()
@@ -60,9 +77,12 @@ def read_tosa(buffer: bytes) -> TosaSummary:
         for b in range(region.BlocksLength()):
             block = region.Blocks(b)
             for o in range(block.OperatorsLength()):
-                name = op_names.get(block.Operators(o).Op(), "UNKNOWN")
+                op = block.Operators(o)
+                name = op_names.get(op.Op(), "UNKNOWN")
                 if name not in _CONSTANT_OPS:
                     ops.append(name)
+                if name in _CONV_ATTRIBUTES:
+                    acc_types.append(_acc_type(op, name, dtype_names))
             if r == 0 and b == 0:
                 tensors = {}
                 for t in range(block.TensorsLength()):
@@ -73,4 +93,4 @@ def read_tosa(buffer: bytes) -> TosaSummary:
                     )
                 inputs = tuple(tensors[block.Inputs(i).decode()] for i in range(block.InputsLength()))
                 outputs = tuple(tensors[block.Outputs(i).decode()] for i in range(block.OutputsLength()))
-    return TosaSummary(version, tuple(ops), inputs, outputs, tuple(regions))
+    return TosaSummary(version, tuple(ops), inputs, outputs, tuple(regions), tuple(acc_types))

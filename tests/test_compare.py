@@ -18,12 +18,13 @@ def _ref_codes(seed: int = 0) -> np.ndarray:
     return rng.integers(-128, 128, size=(2, 6, 5, 7)).astype(np.int64)
 
 
-def test_lsb_passes_exact_and_one_lsb():
+def test_lsb_exact_rule_and_one_lsb_rule():
     ref = _ref_codes()
     assert compare.lsb(ref.copy(), ref).passed
     off = ref.copy()
     off[1, 2, 3, 4] += 1
-    v = compare.lsb(off, ref)
+    assert not compare.lsb(off, ref).passed  # the integer-exact rule is exact
+    v = compare.lsb(off, ref, max_lsb=compare.MAX_LSB_FAKE_QUANT)
     assert v.passed and v.metrics["max_lsb"] == 1 and v.metrics["n_diff"] == 1
 
 
@@ -31,7 +32,7 @@ def test_lsb_flags_one_element_two_lsb_off_and_names_it():
     ref = _ref_codes()
     out = ref.copy()
     out[1, 2, 3, 4] -= 2
-    v = compare.lsb(out, ref)
+    v = compare.lsb(out, ref, max_lsb=compare.MAX_LSB_FAKE_QUANT)
     assert not v.passed
     assert v.metrics["max_lsb"] == 2 and v.metrics["n_over"] == 1
     assert v.metrics["worst"] == {"n": 1, "c": 2, "pos": [3, 4], "out": int(out[1, 2, 3, 4]), "ref": int(ref[1, 2, 3, 4])}
@@ -124,3 +125,25 @@ def test_degenerate_outputs_are_named():
     assert "one value" in compare.degenerate_reason(np.zeros(100))
     assert "clamped" in compare.degenerate_reason(np.array([-128, 127] * 50), -128, 127)
     assert compare.degenerate_reason(np.arange(100)) == ""
+
+
+def test_localize_splits_border_and_interior_and_names_channels():
+    from harness.model import border_mask
+
+    c = parse_descriptor("conv2d_ic2_oc6_i6x6_k3_p1")
+    border = border_mask(c).numpy()
+    diff = np.zeros((1, 6, 6, 6), dtype=bool)
+    diff[0, 1, 0, 0] = True  # corner: border
+    diff[0, 2, 3, 3] = True  # interior
+    diff[0, 3, 0, 2] = diff[0, 4, 5, 5] = True  # border
+    w = compare.localize(diff, border)
+    assert (w["border"], w["interior"], w["channels"], w["n_channels"]) == (3, 1, "1-4", 4)
+    assert w["border_share"] == 0.75
+    assert w["border_positions_share"] == round(20 / 36, 4)
+
+
+def test_dot_product_bound_follows_the_declared_accumulator():
+    # fp16 output: fp32 accumulation earns the tight ksb, fp16 accumulation KS + bias.
+    assert compare.ksb(72, True, "fp16", "fp32") == 2
+    assert compare.ksb(72, True, "fp16", "fp16") == 73
+    assert compare.dot_product_limit(72, False, "fp32") == 6 * 72

@@ -1,0 +1,167 @@
+"""The judge catches what real lowering bugs do to an output.
+
+For a handful of real cases the reference model's output is perturbed the
+way real bugs perturb it (one element off by 1 or 2 LSB, a channel swap, a
+one-pixel shift, a 1% per-channel scale error, the bias dropped, a zero point
+dropped); each perturbation must be flagged and the untouched output pass.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+import torch
+
+from harness.config import parse_descriptor
+from harness.data import FLOAT_DTYPES, make_tensors
+from harness.execute import setup_process
+from harness.judge import Judge
+from harness.lowering import lower, quantize
+from harness.model import build_model, conv_forward
+from harness.results import Outcome
+from harness.runners.tosa_ref import TosaReferenceRunner
+from harness.tosa_math import rescale
+
+INT_CASES = [
+    "conv2d_ic8_oc16_i12x12_k3_s2_p1_qa8w8_dsoffset",  # large input zero point
+    "conv2d_ic4_oc8_g4_i12x12_k3_p1_qa16w8",
+    "tconv2d_ic8_oc4_i8x8_k3_s2_p1_op1_qa8w8-pt",
+    "conv1d_ic4_oc8_i20_k3_s2_p1_qa8w8_dschannel-skew",
+]
+FLOAT_CASES = [
+    "conv2d_ic8_oc8_i10x10_k3_p1_qfp32",
+    "conv2d_ic4_oc8_g4_i12x12_k3_s2_p1_qfp16",
+    "conv3d_ic4_oc4_i6x6x6_k3_p1_qfp32_dsexact",
+]
+
+
+def _run(descriptor: str):
+    setup_process()
+    c = parse_descriptor(descriptor)
+    t = make_tensors(c, 0)
+    model = build_model(c, t)
+    q = None
+    lowered, inputs = model, t.inputs
+    if c.is_quantized:
+        q = quantize(model, t.inputs, c.scheme, t.calibration)
+        lowered = q.module
+    elif c.scheme != "fp32":
+        lowered = copy.deepcopy(model).to(FLOAT_DTYPES[c.scheme])
+        inputs = tuple(x.to(FLOAT_DTYPES[c.scheme]) for x in t.inputs)
+    artifact = lower(lowered, inputs, c.scheme)
+    output = TosaReferenceRunner().run(artifact, inputs)[0].float()
+    return c, t, Judge(c, t, model, q, artifact.conv_acc_types), output
+
+
+@pytest.fixture(scope="module", params=INT_CASES)
+def int_case(request):
+    return _run(request.param)
+
+
+@pytest.fixture(scope="module", params=FLOAT_CASES)
+def float_case(request):
+    return _run(request.param)
+
+
+def _codes(judge, output):
+    oq = judge.qparams.output
+    return np.round(output.double().numpy() / oq.scale).astype(np.int64) + oq.zero_point
+
+
+def _dequantize(judge, codes):
+    oq = judge.qparams.output
+    return torch.from_numpy((np.clip(codes, oq.qmin, oq.qmax) - oq.zero_point) * oq.scale).float()
+
+
+def _mid_element(judge, codes):
+    oq = judge.qparams.output
+    inside = np.argwhere((codes > oq.qmin + 2) & (codes < oq.qmax - 2))
+    return tuple(inside[len(inside) // 2])
+
+
+def _int_perturbations(c, t, judge, codes):
+    oq, qi = judge.qparams.output, judge.qparams.input
+    ref = judge.int_ref
+    out = {}
+    for lsb in (1, 2):
+        p = codes.copy()
+        p[_mid_element(judge, codes)] += lsb
+        out[f"one element +{lsb} LSB"] = p
+    out["channel swap"] = codes[:, [1, 0, *range(2, codes.shape[1])]]
+    out["one-pixel shift"] = np.roll(codes, 1, axis=-1)
+    scaled = codes.copy()
+    worst = int(np.abs(codes - oq.zero_point).max(axis=tuple(i for i in range(codes.ndim) if i != 1)).argmax())
+    scaled[:, worst] = np.round((codes[:, worst] - oq.zero_point) * 1.01) + oq.zero_point
+    out["per-channel scale +1%"] = scaled
+    scales = [qi.scale * s / oq.scale for s in judge.qparams.weight.scales]
+    if judge.qparams.bias is not None:
+        acc = ref.accumulator - judge.qparams.bias.numpy().astype(np.int64).reshape(1, -1, *[1] * c.rank)
+        out["bias dropped"] = rescale(acc, scales, 0, oq.zero_point, oq.qmin, oq.qmax, ref.bits)[0]
+    if oq.zero_point:
+        out["output zero point dropped"] = codes - oq.zero_point
+    if qi.zero_point:
+        w = judge.qparams.weight.values.double()
+        shift = conv_forward(c, torch.full_like(t.inputs[0], float(qi.zero_point), dtype=torch.float64), w, None)
+        acc = ref.accumulator + shift.round().to(torch.int64).numpy()
+        out["input zero point dropped"] = rescale(acc, scales, 0, oq.zero_point, oq.qmin, oq.qmax, ref.bits)[0]
+    return out
+
+
+def test_int_unperturbed_output_passes(int_case):
+    c, t, judge, output = int_case
+    j = judge.judge(output)
+    assert j.outcome is Outcome.PASS, j.reason
+    assert j.metrics["max_lsb"] == 0 and j.metrics["exact_share"] == 1.0
+
+
+def test_int_perturbations_are_flagged(int_case):
+    c, t, judge, output = int_case
+    codes = _codes(judge, output)
+    perturbations = _int_perturbations(c, t, judge, codes)
+    assert {"one element +1 LSB", "channel swap", "per-channel scale +1%"} <= set(perturbations)
+    missed = []
+    for name, p in perturbations.items():
+        j = judge.judge(_dequantize(judge, p))
+        if j.outcome is not Outcome.MISMATCH:
+            missed.append(name)
+        elif name == "one element +1 LSB":
+            assert j.metrics["n_diff"] == 1 and j.metrics["where"]["n_diff"] == 1
+    assert not missed, f"{c.descriptor}: not flagged: {missed}"
+
+
+def _float_perturbations(c, t, output):
+    out = {}
+    p = output.clone()
+    idx = tuple(int(i) for i in torch.nonzero(output.abs() > 0.5)[0])
+    ulp = 2.0 ** -{"fp32": 23, "fp16": 10, "bf16": 7}[c.scheme]
+    # 1% (64 ulp in fp16): what one tap lost or doubled does to an element. The
+    # DOT_PRODUCT rule allows up to ~6*KS ulp of the bound, so a few ulp is no bug.
+    p[idx] = p[idx] * (1 + max(0.01, 64 * ulp))
+    out["one element off by 1%"] = p
+    out["channel swap"] = output[:, [1, 0, *range(2, output.shape[1])]]
+    out["one-pixel shift"] = torch.roll(output, 1, dims=-1)
+    s = output.clone()
+    s[:, 0] *= 1.01
+    out["per-channel scale +1%"] = s
+    if t.bias is not None:
+        out["bias dropped"] = output - t.bias.reshape(1, -1, *[1] * c.rank)
+    return out
+
+
+def test_float_unperturbed_output_passes(float_case):
+    c, t, judge, output = float_case
+    j = judge.judge(output)
+    assert j.outcome is Outcome.PASS, j.reason
+
+
+def test_float_perturbations_are_flagged(float_case):
+    c, t, judge, output = float_case
+    dtype = FLOAT_DTYPES[c.scheme]
+    missed = [
+        name
+        for name, p in _float_perturbations(c, t, output).items()
+        if judge.judge(p.to(dtype).float()).outcome is not Outcome.MISMATCH
+    ]
+    assert not missed, f"{c.descriptor}: not flagged: {missed}"
