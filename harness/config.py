@@ -17,11 +17,12 @@ from dataclasses import dataclass
 from typing import Union
 
 RANKS = (1, 2, 3)
-SCHEMES = ("fp32", "a8w8", "a8w8-pt", "a16w8")
+SCHEMES = ("fp32", "fp16", "bf16", "a8w8", "a8w8-pt", "a16w8")
 INT_SCHEMES = ("a8w8", "a8w8-pt", "a16w8")
+FLOAT_SCHEMES = ("fp32", "fp16", "bf16")
 PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 PADDING_STRINGS = ("same", "valid")
-DATASETS = ("normal",)
+DATASETS = ("normal", "full-range", "exact", "channel-skew", "offset", "special")
 CONTEXTS = ("none",)
 
 Padding = Union[tuple[int, ...], str]
@@ -214,10 +215,10 @@ def validate(c: ConvConfig) -> None:
     if c.padding == "same" and any(s != 1 for s in c.stride):
         _fail("padding", c.padding, "'same' requires stride 1 in every dim")
 
-    if c.padding_mode != "zeros" and not isinstance(c.padding, str):
-        for p, L in zip(c.padding, c.input_size):
+    if c.padding_mode in ("reflect", "circular"):
+        for (before, after), L in zip(c.explicit_padding(), c.input_size):
             limit = L - 1 if c.padding_mode == "reflect" else L
-            if p > limit:
+            if max(before, after) > limit:
                 _fail(
                     "padding",
                     c.padding,

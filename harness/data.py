@@ -4,6 +4,23 @@ Every tensor comes from its own torch CPU generator seeded by a SHA-256 of the
 descriptor, the seed and the tensor's purpose, so it is identical in every
 process (pytest -n 0 or -n auto, the CLI, a repro next month) and independent
 of the order in which cases run.
+
+Data sets (the config's `dataset` field), each aimed at a class of bug that
+normal data hides:
+
+* normal: x ~ N(0, 1), w ~ N(0, 1/KS), b ~ N(0, 1/4).
+* full-range: non-negative weights, calibrated on U(-1, 1), run on U(-1, 1)
+  with a quarter of each plane at +1 and a quarter at -1: every input code is in
+  the calibrated range, but where the extremes line up under a window the
+  output far exceeds anything calibration saw and saturates the clamp.
+* exact: small integers (x in [-4, 4], w in [-3, 3], b in [-8, 8]); every
+  partial sum is exact in fp32, so float results are checked to the bit.
+* channel-skew: per-output-channel weight magnitudes spread over 100x
+  (0.1x to 10x), so each channel gets a very different scale.
+* offset: x ~ 3 + N(0, 1/4): activations far from zero, non-zero zero points.
+* special: zeros, a constant and +-extremes in the input; an all-zero output
+  channel (with zero bias: its output must be exactly zero), a constant
+  channel and a single-spike channel in the weights.
 """
 
 from __future__ import annotations
@@ -15,14 +32,21 @@ import torch
 
 from harness.config import ConvConfig
 
+FLOAT_DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+
 
 @dataclass(frozen=True)
 class CaseTensors:
-    """Model parameters and the sample input of one case (all fp32)."""
+    """Model parameters, the sample input and the calibration input (fp32).
+
+    For fp16/bf16 schemes every value is already representable in that type,
+    so the fp32/fp64 references see exactly what the lowered model sees.
+    """
 
     inputs: tuple[torch.Tensor, ...]
     weight: torch.Tensor
     bias: torch.Tensor | None
+    calibration: tuple[torch.Tensor, ...]
 
 
 def generator(descriptor: str, seed: int, purpose: str) -> torch.Generator:
@@ -50,15 +74,99 @@ def fan_in(c: ConvConfig) -> int:
     return k * (c.in_channels // c.groups)
 
 
+def _out_channel_view(c: ConvConfig, w: torch.Tensor) -> torch.Tensor:
+    """`w` viewed as (out_channel, ...) whatever the layout (tconv: (IC, OC/g, ...))."""
+    if not c.transposed:
+        return w
+    g = c.groups
+    per = w.reshape(g, c.in_channels // g, c.out_channels // g, *c.kernel)
+    return per.transpose(1, 2).reshape(c.out_channels, c.in_channels // g, *c.kernel)
+
+
+def _from_out_channel_view(c: ConvConfig, v: torch.Tensor) -> torch.Tensor:
+    if not c.transposed:
+        return v
+    g = c.groups
+    per = v.reshape(g, c.out_channels // g, c.in_channels // g, *c.kernel)
+    return per.transpose(1, 2).reshape(weight_shape(c)).contiguous()
+
+
+def _uniform(shape, lo: float, hi: float, g: torch.Generator) -> torch.Tensor:
+    return lo + (hi - lo) * torch.rand(shape, generator=g)
+
+
+def _ints(shape, lo: int, hi: int, g: torch.Generator) -> torch.Tensor:
+    return torch.randint(lo, hi + 1, shape, generator=g).float()
+
+
+def _extreme_blocks(x: torch.Tensor) -> torch.Tensor:
+    """First quarter of each (n, c) plane set to +1, the next quarter to -1."""
+    flat = x.reshape(x.shape[0] * x.shape[1], -1)
+    quarter = max(1, flat.shape[1] // 4)
+    flat[:, :quarter] = 1.0
+    flat[:, quarter : 2 * quarter] = -1.0
+    return flat.reshape(x.shape)
+
+
+def _special_input(shape, g: torch.Generator) -> torch.Tensor:
+    """Quarter by quarter of each (n, c) plane: zeros, 0.75, +-4 checkerboard, N(0, 1)."""
+    x = torch.randn(shape, generator=g)
+    flat = x.reshape(shape[0] * shape[1], -1)
+    size = flat.shape[1]
+    q = max(1, size // 4)
+    flat[:, :q] = 0.0
+    flat[:, q : 2 * q] = 0.75
+    idx = torch.arange(2 * q, min(3 * q, size))
+    flat[:, 2 * q : 3 * q] = torch.where(idx % 2 == 0, 4.0, -4.0)
+    return flat.reshape(shape)
+
+
+def _special_weight(c: ConvConfig, g: torch.Generator) -> torch.Tensor:
+    v = _out_channel_view(c, torch.randn(weight_shape(c), generator=g) / fan_in(c) ** 0.5).clone()
+    v[0] = 0.0  # an all-zero output channel
+    if c.out_channels > 2:
+        v[1] = 0.5 / fan_in(c) ** 0.5  # a constant channel
+        spike = torch.zeros_like(v[-1]).flatten()
+        spike[len(spike) // 2] = 3.0
+        v[-1] = 0.01 * v[-1] + spike.reshape(v[-1].shape)  # one dominant tap
+    return _from_out_channel_view(c, v)
+
+
 def make_tensors(c: ConvConfig, seed: int) -> CaseTensors:
-    """Tensors for data set `c.dataset`; weights scaled so outputs are O(1)."""
+    """Tensors for data set `c.dataset` (see the module docstring)."""
     d = c.descriptor
-    if c.dataset != "normal":  # config validation keeps this unreachable
-        raise ValueError(f"unknown data set {c.dataset!r}")
-    x = torch.randn(input_shape(c), generator=generator(d, seed, "input"))
-    w = torch.randn(weight_shape(c), generator=generator(d, seed, "weight"))
-    w = w / fan_in(c) ** 0.5
-    b = None
-    if c.bias:
-        b = 0.5 * torch.randn((c.out_channels,), generator=generator(d, seed, "bias"))
-    return CaseTensors(inputs=(x,), weight=w, bias=b)
+    gx, gw, gb, gc = (generator(d, seed, p) for p in ("input", "weight", "bias", "calibration"))
+    shape_x, shape_w, ks = input_shape(c), weight_shape(c), fan_in(c)
+    calibration = None
+    if c.dataset == "exact":
+        x = _ints(shape_x, -4, 4, gx)
+        w = _ints(shape_w, -3, 3, gw)
+        b = _ints((c.out_channels,), -8, 8, gb)
+    else:
+        w = torch.randn(shape_w, generator=gw) / ks**0.5
+        b = 0.5 * torch.randn((c.out_channels,), generator=gb)
+        if c.dataset == "normal":
+            x = torch.randn(shape_x, generator=gx)
+        elif c.dataset == "full-range":
+            w = w.abs()
+            x = _extreme_blocks(_uniform(shape_x, -1.0, 1.0, gx))
+            calibration = _uniform(shape_x, -1.0, 1.0, gc)
+        elif c.dataset == "channel-skew":
+            x = torch.randn(shape_x, generator=gx)
+            skew = torch.logspace(-1, 1, c.out_channels) if c.out_channels > 1 else torch.ones(1)
+            v = _out_channel_view(c, w)
+            w = _from_out_channel_view(c, v * skew.reshape(-1, *[1] * (v.dim() - 1)))
+        elif c.dataset == "offset":
+            x = 3.0 + 0.5 * torch.randn(shape_x, generator=gx)
+        elif c.dataset == "special":
+            x = _special_input(shape_x, gx)
+            w = _special_weight(c, gw)
+            b[0] = 0.0
+        else:  # config validation keeps this unreachable
+            raise ValueError(f"unknown data set {c.dataset!r}")
+    dtype = FLOAT_DTYPES.get(c.scheme)
+    if dtype is not None and dtype is not torch.float32:
+        x, w, b = (t.to(dtype).float() for t in (x, w, b))  # representable in the scheme's type
+    bias = b if c.bias else None
+    inputs = (x,)
+    return CaseTensors(inputs=inputs, weight=w, bias=bias, calibration=(calibration,) if calibration is not None else inputs)

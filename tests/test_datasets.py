@@ -1,0 +1,87 @@
+"""Each data set has the property it promises (checked with the real quantizer)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from harness.config import parse_descriptor
+from harness.data import make_tensors
+from harness.execute import setup_process
+from harness.lowering import quantize
+from harness.model import build_model, conv_forward
+from harness.oracles import integer_exact
+
+BASE = "conv2d_ic8_oc16_i12x12_k3_p1"
+
+
+def _quantized(descriptor: str):
+    setup_process()
+    c = parse_descriptor(descriptor)
+    t = make_tensors(c, 0)
+    return c, t, quantize(build_model(c, t), t.inputs, c.scheme, t.calibration).qparams
+
+
+def test_offset_gives_a_large_zero_point():
+    _, _, normal = _quantized(f"{BASE}_qa8w8_dsnormal")
+    _, _, offset = _quantized(f"{BASE}_qa8w8_dsoffset")
+    assert abs(normal.input.zero_point) < 32
+    assert abs(offset.input.zero_point) >= 100
+
+
+def test_channel_skew_spreads_per_channel_scales():
+    _, _, skew = _quantized(f"{BASE}_qa8w8_dschannel-skew")
+    _, _, normal = _quantized(f"{BASE}_qa8w8_dsnormal")
+    assert max(skew.weight.scales) / min(skew.weight.scales) > 50
+    assert max(normal.weight.scales) / min(normal.weight.scales) < 5
+
+
+def test_channel_skew_follows_output_channels_of_a_transposed_conv():
+    c = parse_descriptor("tconv2d_ic4_oc8_g2_i6x6_k3_dschannel-skew")
+    t = make_tensors(c, 0)
+    per_out = t.weight.reshape(2, 2, 4, 9).abs().amax(dim=(1, 3)).flatten()  # (group, oc/g)
+    assert per_out[-1] / per_out[0] > 20
+
+
+@pytest.mark.parametrize("base", [BASE, "conv2d_ic4_oc8_g4_i12x12_k3_s2_p1", "conv1d_ic4_oc8_i20_k3_s2_p1"])
+def test_full_range_drives_outputs_into_the_clamp(base):
+    c, t, qp = _quantized(f"{base}_qa8w8_dsfull-range")
+    qx = torch.round(t.inputs[0] / qp.input.scale) + qp.input.zero_point
+    # Inputs stay (within the histogram observer's trimming, a few codes) in the calibrated range...
+    assert qx.min() >= qp.input.qmin - 8 and qx.max() <= qp.input.qmax + 8
+    # ...yet a real share of the outputs saturates.
+    ref = integer_exact(c, t, qp)
+    clamped = np.mean((ref.codes == qp.output.qmin) | (ref.codes == qp.output.qmax))
+    assert 0.03 < clamped < 0.5
+
+
+def test_exact_data_is_integer_and_exact_in_fp32():
+    c = parse_descriptor(f"{BASE}_dsexact")
+    t = make_tensors(c, 0)
+    for x in (t.inputs[0], t.weight, t.bias):
+        assert torch.equal(x, x.round())
+    fp32 = conv_forward(c, t.inputs[0], t.weight, t.bias)
+    fp64 = conv_forward(c, t.inputs[0].double(), t.weight.double(), t.bias.double())
+    assert torch.equal(fp32.double(), fp64)
+
+
+def test_special_has_zeros_constants_extremes_and_a_zero_channel():
+    c = parse_descriptor(f"{BASE}_dsspecial")
+    t = make_tensors(c, 0)
+    x = t.inputs[0]
+    assert (x == 0).float().mean() >= 0.2
+    assert (x == 0.75).any() and (x == 4.0).any() and (x == -4.0).any()
+    assert torch.all(t.weight[0] == 0) and t.bias[0] == 0
+    assert torch.unique(t.weight[1]).numel() == 1
+    out = conv_forward(c, x, t.weight, t.bias)
+    assert torch.all(out[:, 0] == 0)
+
+
+@pytest.mark.parametrize("scheme", ["fp16", "bf16"])
+def test_low_precision_schemes_hold_representable_values(scheme):
+    c = parse_descriptor(f"{BASE}_q{scheme}")
+    t = make_tensors(c, 0)
+    dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}[scheme]
+    for x in (t.inputs[0], t.weight, t.bias):
+        assert torch.equal(x.to(dtype).float(), x)
