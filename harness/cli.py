@@ -66,11 +66,16 @@ def _print_result(r) -> None:
         print(f"stale:   {r.stale}")
     print(f"case:    {r.descriptor} seed {r.seed} on {r.runner}")
     print(f"tosa:    {' '.join(r.tosa_ops) or '-'}")
-    m = {k: v for k, v in r.metrics.items() if k not in ("worst", "qparams")}
+    m = {k: v for k, v in r.metrics.items() if k not in ("worst", "qparams", "where")}
     if m:
         print("metrics: " + ", ".join(f"{k}={v}" for k, v in m.items()))
     if "worst" in r.metrics:
         print(f"worst:   {r.metrics['worst']}")
+    if "where" in r.metrics:
+        w = r.metrics["where"]
+        print(f"where:   {w['border']} on the border, {w['interior']} inside ({w['border_share']:.0%} on the border, "
+              f"which is {w['border_positions_share']:.0%} of positions); channels {w['channels']} "
+              f"({w['n_channels']} of {w['of_channels']})")
     if "qparams" in r.metrics:
         print(f"qparams: {json.dumps(r.metrics['qparams'])}")
     print("timings: " + ", ".join(f"{k} {v:.3f}s" for k, v in r.timings_s.items()))

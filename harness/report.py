@@ -23,6 +23,30 @@ def outcome_counts(results: list[CaseResult]) -> dict[str, int]:
     return {k: counts[k] for k in _ORDER if counts[k]}
 
 
+def _numerics_table(results: list[CaseResult]) -> list[str]:
+    """Per scheme: how exact the compared outputs were."""
+    rows = []
+    by_scheme: dict[str, list[CaseResult]] = defaultdict(list)
+    for r in results:
+        if "n_total" in r.metrics:
+            by_scheme[parse_descriptor(r.descriptor).scheme].append(r)
+    for scheme, rs in by_scheme.items():
+        total = sum(r.metrics["n_total"] for r in rs)
+        if "exact_share" in rs[0].metrics:
+            exact = sum(r.metrics["exact_share"] * r.metrics["n_total"] for r in rs)
+            sqnr = [r.metrics["sqnr_db"] for r in rs if r.metrics.get("sqnr_db") is not None]
+            rows.append(f"| {scheme} | {len(rs)} | {exact / total:.4%} | {max(r.metrics['max_lsb'] for r in rs)} LSB | "
+                        f"{max(r.metrics.get('fq_max_lsb', 0) for r in rs)} LSB | {min(sqnr) if sqnr else '-'} dB |")
+        else:
+            exact = total - sum(r.metrics.get("n_inexact", 0) for r in rs)
+            rows.append(f"| {scheme} | {len(rs)} | {exact / total:.4%} | max err {max(r.metrics['max_err'] for r in rs):.3g} "
+                        f"(limit {min(r.metrics['err_limit'] for r in rs)}+) | - | - |")
+    if not rows:
+        return []
+    return ["| scheme | cases compared | elements exact | worst vs exact oracle / DOT_PRODUCT | worst vs fake-quant | min SQNR |",
+            "|---|---|---|---|---|---|", *rows, ""]
+
+
 def summarize(results: list[CaseResult], title: str = "Conv numerics sweep") -> str:
     """Markdown: totals, op x scheme table, failures with repro, timings."""
     lines = [f"# {title}", ""]
@@ -55,14 +79,7 @@ def summarize(results: list[CaseResult], title: str = "Conv numerics sweep") -> 
         lines.append(f"| {op} | " + " | ".join(cells) + " |")
     lines.append("")
 
-    lsb = [r.metrics["max_lsb"] for r in results if "max_lsb" in r.metrics]
-    exact = [r.metrics["exact_share"] for r in results if "exact_share" in r.metrics]
-    fp = [r.metrics["max_err"] for r in results if "max_err" in r.metrics]
-    if lsb:
-        lines.append(f"Quantized cases compared: {len(lsb)}; largest error {max(lsb)} LSB; "
-                     f"mean exact-match share {statistics.mean(exact):.4f}.")
-    if fp:
-        lines.append(f"fp32 cases compared: {len(fp)}; largest normalized DOT_PRODUCT error {max(fp):.3g}.")
+    lines += _numerics_table(results)
     mistrusted = counts.get("mistrusted", 0)
     lines.append(f"Mistrusted share: {mistrusted / len(results):.1%}.")
     lines.append("")
@@ -74,6 +91,10 @@ def summarize(results: list[CaseResult], title: str = "Conv numerics sweep") -> 
             lines.append(f"- **{r.outcome.value}** `{r.descriptor}`: {r.stale or r.reason}")
             if "worst" in r.metrics:
                 lines.append(f"  - worst element {r.metrics['worst']}")
+            if "where" in r.metrics:
+                w = r.metrics["where"]
+                lines.append(f"  - {w['border']} differing on the border, {w['interior']} inside; "
+                             f"channels {w['channels']} ({w['n_channels']} of {w['of_channels']})")
             lines.append(f"  - repro: `{r.repro}`")
             if r.artifacts:
                 lines.append(f"  - artifacts: `{r.artifacts}`")
@@ -81,8 +102,14 @@ def summarize(results: list[CaseResult], title: str = "Conv numerics sweep") -> 
     explained = [r for r in results if r.outcome in (Outcome.KNOWN_ISSUE, Outcome.EXPECTED_REJECTION, Outcome.SKIPPED)]
     if explained:
         lines += ["## Explained (not failures)", ""]
+        groups: dict[tuple[str, str], list[CaseResult]] = defaultdict(list)
         for r in explained:
-            lines.append(f"- {r.outcome.value} `{r.descriptor}`: {r.reason}")
+            # "<id>: <reason> [<what happened>]" -> group by id and reason
+            groups[(r.outcome.value, r.reason.split(" [")[0].split(" (left on CPU")[0])].append(r)
+        for (outcome, reason), rs in groups.items():
+            lines.append(f"- **{outcome}**, {len(rs)} case(s): {reason}")
+            for r in rs:
+                lines.append(f"  - `{r.descriptor}`")
         lines.append("")
 
     totals = [r.timings_s.get("total") for r in results if r.timings_s.get("total")]

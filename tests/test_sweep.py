@@ -20,7 +20,8 @@ def check_result(result: CaseResult) -> None:
     if result.outcome is Outcome.SKIPPED:
         pytest.skip(result.reason)
     if result.outcome is Outcome.KNOWN_ISSUE:
-        pytest.xfail(result.reason)
+        issue = result.reason.split(":")[0]
+        pytest.xfail(f"known issue {issue} (actual outcome {result.metrics.get('actual_outcome')}); see the results file")
     if not result.outcome.ok:
         pytest.fail(detail, pytrace=False)
 

@@ -7,7 +7,7 @@ match between `-n 0` and `-n auto` and between runs.
 
 from __future__ import annotations
 
-from harness.config import SCHEMES, ConfigError, ConvConfig, parse_descriptor
+from harness.config import DATASETS, SCHEMES, ConfigError, ConvConfig, parse_descriptor
 
 # The smoke sweep: one representative of each branch of RewriteConvPass and
 # its neighbours, each in every scheme. Comments name the branch aimed at.
@@ -30,6 +30,15 @@ SMOKE_BASES = (
     "conv3d_ic2_oc4_i5x6x7_k2x3x1_s2x1x1",  # CONV3D, asymmetric dims, stride in depth
 )
 
+# Every data set in every scheme, on one base per TOSA conv op.
+SMOKE_DATASET_BASES = (
+    "conv1d_ic4_oc8_i20_k3_s2_p1",
+    "conv2d_ic8_oc16_i16x16_k3_p1",
+    "conv2d_ic4_oc8_g4_i12x12_k3_s2_p1",
+    "tconv2d_ic8_oc4_i8x8_k3_s2_p1_op1",
+    "conv3d_ic4_oc4_i6x6x6_k3_p1",
+)
+
 # Configs the backend documents as unsupported: each must be rejected cleanly.
 SMOKE_REJECTIONS = (
     "tconv2d_ic4_oc4_i6x6_k3_d2_qfp32",
@@ -39,12 +48,15 @@ SMOKE_REJECTIONS = (
 )
 
 
-def _with_scheme(base: str, scheme: str) -> ConvConfig:
-    return parse_descriptor(f"{base}_q{scheme}")
-
-
 def smoke() -> list[ConvConfig]:
-    cases = [_with_scheme(b, s) for b in SMOKE_BASES for s in SCHEMES]
+    cases = [parse_descriptor(f"{b}_q{s}") for b in SMOKE_BASES for s in SCHEMES]
+    cases += [
+        parse_descriptor(f"{b}_q{s}_ds{d}")
+        for b in SMOKE_DATASET_BASES
+        for d in DATASETS
+        if d != "normal"
+        for s in SCHEMES
+    ]
     cases += [parse_descriptor(d) for d in SMOKE_REJECTIONS]
     return cases
 

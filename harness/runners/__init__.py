@@ -9,6 +9,7 @@ raises `RunnerError` when the target rejects or fails the graph, and
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Protocol
 
 import torch
@@ -35,7 +36,9 @@ class Runner(Protocol):
 RUNNERS = ("tosa-ref",)
 
 
+@lru_cache(maxsize=None)
 def get_runner(name: str) -> Runner:
+    """The process's one instance of runner `name`."""
     if name == "tosa-ref":
         from harness.runners.tosa_ref import TosaReferenceRunner
 

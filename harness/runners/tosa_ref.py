@@ -39,13 +39,40 @@ def _captured_stdio(sink):
         os.close(saved[1])
 
 
+@contextmanager
+def _without_debugger(empty_dir: str):
+    """Hide gdb while the model runs.
+
+    On a graph it refuses, the reference model forks a child that attaches gdb
+    to print a backtrace (`execlp("gdb", ...)`): 4-7 s per refused case, and
+    the backtrace says nothing about the graph. With PATH pointing at an
+    empty directory the exec fails at once; the model's own message remains.
+    """
+    saved = os.environ.get("PATH")
+    os.environ["PATH"] = empty_dir
+    try:
+        yield
+    finally:
+        if saved is None:
+            del os.environ["PATH"]
+        else:
+            os.environ["PATH"] = saved
+
+
 def _to_numpy(t: torch.Tensor, dim_order: tuple[int, ...]) -> np.ndarray:
-    return np.ascontiguousarray(t.permute(dim_order).numpy())
+    t = t.permute(dim_order).contiguous()
+    if t.dtype == torch.bfloat16:  # numpy has no bfloat16: pass the bits; the graph knows the type
+        t = t.view(torch.uint16)
+    return np.ascontiguousarray(t.numpy())
 
 
-def _from_numpy(a: np.ndarray, dim_order: tuple[int, ...]) -> torch.Tensor:
+def _from_numpy(a: np.ndarray, dtype: torch.dtype, shape: tuple[int, ...], dim_order: tuple[int, ...]) -> torch.Tensor:
     inverse = [dim_order.index(i) for i in range(len(dim_order))]
-    return torch.from_numpy(np.array(a)).permute(inverse).contiguous()
+    if dtype == torch.bfloat16 or a.dtype.type is np.void:  # raw bits come back
+        t = torch.frombuffer(bytearray(np.ascontiguousarray(a).tobytes()), dtype=dtype).reshape(shape)
+    else:
+        t = torch.from_numpy(np.array(a))
+    return t.permute(inverse).contiguous()
 
 
 class _DelegateInterpreter(torch.fx.Interpreter):
@@ -66,6 +93,8 @@ class TosaReferenceRunner:
 
     def __init__(self) -> None:
         self._sink = tempfile.TemporaryFile(mode="w+b")
+        self._empty = tempfile.TemporaryDirectory(prefix="tosa-ref-no-gdb-")
+        self._empty_dir = self._empty.name
 
     def available(self) -> Availability:
         try:
@@ -79,6 +108,13 @@ class TosaReferenceRunner:
         with torch.no_grad():
             outputs = _DelegateInterpreter(gm, self._run_delegate).run(*inputs)
         return list(outputs) if isinstance(outputs, (tuple, list)) else [outputs]
+
+    def _log_tail(self, lines: int = 3) -> str:
+        """The model's own explanation: its last log lines that say something."""
+        self._sink.seek(0)
+        log = [line.strip() for line in self._sink.read().decode(errors="replace").splitlines()]
+        useful = [line for line in log if line and not line.startswith(("WARNING: Different TOSA spec", "#"))]
+        return " | ".join(useful[:lines]) or "no log"
 
     def _run_delegate(self, lowered, args) -> tuple[torch.Tensor, ...]:
         import tosa_reference_model as reference_model
@@ -100,15 +136,18 @@ class TosaReferenceRunner:
             if tuple(array.shape) != info.shape:
                 raise RunnerError(f"TOSA input {info.name} has shape {info.shape}, delegate gives {array.shape}")
             feed.append(array)
-        with _captured_stdio(self._sink):
-            outputs, status = reference_model.run(buffer, feed)
+        try:
+            with _captured_stdio(self._sink), _without_debugger(self._empty_dir):
+                outputs, status = reference_model.run(buffer, feed)
+        except Exception as e:  # the binding raises on graphs it cannot even build
+            raise RunnerError(f"reference model refused the graph ({e}): {self._log_tail()}") from None
         if status != reference_model.GraphStatus.TOSA_VALID:
-            self._sink.seek(0)
-            log = self._sink.read().decode(errors="replace").strip().splitlines()
-            raise RunnerError(f"reference model returned {status.name}: {' | '.join(log[-3:])}")
+            raise RunnerError(f"reference model returned {status.name}: {self._log_tail()}")
         output_nodes = program.graph.output_node().args[0]
         if len(outputs) != len(output_nodes):
             raise RunnerError(f"reference model gave {len(outputs)} outputs, delegate declares {len(output_nodes)}")
-        return tuple(
-            _from_numpy(out, tuple(node.meta["val"].dim_order())) for out, node in zip(outputs, output_nodes)
-        )
+        results = []
+        for out, node, info in zip(outputs, output_nodes, summary.outputs):
+            val = node.meta["val"]
+            results.append(_from_numpy(out, val.dtype, info.shape, tuple(val.dim_order())))
+        return tuple(results)
