@@ -170,8 +170,14 @@ def sqnr_db(reference: torch.Tensor, approx: torch.Tensor) -> float | None:
     return round(10 * math.log10(signal / noise), 3)
 
 
-def degenerate_reason(values: np.ndarray, qmin: int | None = None, qmax: int | None = None) -> str:
-    """Why an output cannot discriminate (mostly one value / clamped), or ''."""
+def degenerate_reason(
+    values: np.ndarray, qmin: int | None = None, qmax: int | None = None, zero_point: int | None = None
+) -> str:
+    """Why an output cannot discriminate (mostly one value / clamped), or ''.
+
+    Codes at qmin count as clamped unless qmin is the real zero (after a
+    fused ReLU the quantizer puts the zero point at qmin: zeros are values).
+    """
     if values.size == 0:
         return "empty output"
     _, counts = np.unique(values, return_counts=True)
@@ -179,7 +185,8 @@ def degenerate_reason(values: np.ndarray, qmin: int | None = None, qmax: int | N
     if mode_share > DEGENERATE_MODE_SHARE:
         return f"{mode_share:.0%} of the reference output is one value"
     if qmin is not None and qmax is not None:
-        clamp_share = float(np.mean((values <= qmin) | (values >= qmax)))
+        low = (values <= qmin) if zero_point != qmin else np.zeros(values.shape, dtype=bool)
+        clamp_share = float(np.mean(low | (values >= qmax)))
         if clamp_share > DEGENERATE_CLAMP_SHARE:
             return f"{clamp_share:.0%} of the reference output is clamped to [{qmin}, {qmax}]"
     return ""
@@ -201,8 +208,14 @@ SQNR_FLOOR_DB: dict[tuple[str, str], float] = {
 }
 
 
-def sqnr_floor(scheme: str, dataset: str) -> float:
-    return SQNR_FLOOR_DB.get((scheme, dataset), DEFAULT_SQNR_FLOOR_DB.get(scheme, 0.0))
+def sqnr_floor(scheme: str, dataset: str, context: str = "none") -> float:
+    floor = SQNR_FLOOR_DB.get((scheme, dataset), DEFAULT_SQNR_FLOOR_DB.get(scheme, 0.0))
+    return floor - CONTEXT_SQNR_ALLOWANCE_DB.get(context, 0.0)
+
+
+# Contexts that add quantization noise of their own (a second requantized
+# conv, a residual sum) lower the floor by this much.
+CONTEXT_SQNR_ALLOWANCE_DB: dict[str, float] = {}
 
 
 def _ranges(values: list[int]) -> str:

@@ -23,7 +23,27 @@ FLOAT_SCHEMES = ("fp32", "fp16", "bf16")
 PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 PADDING_STRINGS = ("same", "valid")
 DATASETS = ("normal", "full-range", "exact", "channel-skew", "offset", "special")
-CONTEXTS = ("none",)
+CONTEXTS = (
+    "none",
+    "relu",
+    "relu6",
+    "hardtanh",
+    "add",
+    "relu-add",
+    "cat",
+    "relu6-cat",
+    "chain",
+    "chain3",
+    "bn",
+    "permute-in",
+    "permute-out",
+    "view-in",
+    "view-out",
+    "maxpool",
+    "avgpool",
+)
+RESIDUAL_CONTEXTS = ("add", "relu-add")
+POOL_CONTEXTS = ("maxpool", "avgpool")
 
 Padding = Union[tuple[int, ...], str]
 
@@ -88,6 +108,11 @@ class ConvConfig:
             and self.groups > 1
             and self.out_channels % self.in_channels == 0
         )
+
+    @property
+    def asymmetric_padding(self) -> bool:
+        """Torch pads some dim more after than before ('same' with an odd total)."""
+        return any(before != after for before, after in self.explicit_padding())
 
     @property
     def depth_multiplier(self) -> int:
@@ -233,6 +258,13 @@ def validate(c: ConvConfig) -> None:
                 f"output size in dim {i} would be {size}; it must be >= 1 "
                 f"(input {L}, padding {c.explicit_padding()[i]}, dilation {c.dilation[i]})",
             )
+
+    if c.context in RESIDUAL_CONTEXTS and (
+        c.out_channels != c.in_channels or _output_size(c) != c.input_size
+    ):
+        _fail("context", c.context, "a residual add needs the conv's output shape to equal its input shape")
+    if c.context in POOL_CONTEXTS and (c.rank != 2 or min(_output_size(c)) < 3):
+        _fail("context", c.context, "pooling (kernel 3, stride 2) follows a 2D conv with an output of at least 3x3")
 
 
 # -- descriptor -------------------------------------------------------------

@@ -37,16 +37,20 @@ FLOAT_DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bflo
 
 @dataclass(frozen=True)
 class CaseTensors:
-    """Model parameters, the sample input and the calibration input (fp32).
+    """Model parameters, the model's inputs, the calibration samples (fp32).
 
-    For fp16/bf16 schemes every value is already representable in that type,
-    so the fp32/fp64 references see exactly what the lowered model sees.
+    `conv_input` is what reaches the conv; `inputs` are the model's inputs in
+    the layout its graph context takes (plus any second input it needs);
+    `calibration` is one or more input tuples for PT2E calibration. For
+    fp16/bf16 schemes every value is representable in that type, so the
+    fp32/fp64 references see exactly what the lowered model sees.
     """
 
     inputs: tuple[torch.Tensor, ...]
     weight: torch.Tensor
     bias: torch.Tensor | None
-    calibration: tuple[torch.Tensor, ...]
+    calibration: tuple[tuple[torch.Tensor, ...], ...]
+    conv_input: torch.Tensor
 
 
 def generator(descriptor: str, seed: int, purpose: str) -> torch.Generator:
@@ -165,8 +169,23 @@ def make_tensors(c: ConvConfig, seed: int) -> CaseTensors:
         else:  # config validation keeps this unreachable
             raise ValueError(f"unknown data set {c.dataset!r}")
     dtype = FLOAT_DTYPES.get(c.scheme)
-    if dtype is not None and dtype is not torch.float32:
-        x, w, b = (t.to(dtype).float() for t in (x, w, b))  # representable in the scheme's type
-    bias = b if c.bias else None
-    inputs = (x,)
-    return CaseTensors(inputs=inputs, weight=w, bias=bias, calibration=(calibration,) if calibration is not None else inputs)
+    rounded = (lambda t: t.to(dtype).float()) if dtype not in (None, torch.float32) else (lambda t: t)
+    x, w, b = (rounded(t) for t in (x, w, b))  # representable in the scheme's type
+    inputs = tuple(rounded(t) for t in context_inputs(c, x, generator(d, seed, "context")))
+    if calibration is not None:
+        samples = (context_inputs(c, calibration, generator(d, seed, "context")),)
+    else:
+        samples = (inputs,)
+    return CaseTensors(inputs=inputs, weight=w, bias=b if c.bias else None, calibration=samples, conv_input=x)
+
+
+def context_inputs(c: ConvConfig, x: torch.Tensor, g: torch.Generator) -> tuple[torch.Tensor, ...]:
+    """The model inputs for conv input `x`: in the context's layout, plus a
+    second input shaped like the conv's output for concatenating contexts."""
+    if c.context == "permute-in":
+        return (torch.movedim(x, 1, -1).contiguous(),)
+    if c.context == "view-in":
+        return (x.reshape(x.shape[0], -1),)
+    if c.context in ("cat", "relu6-cat"):
+        return (x, torch.randn((c.batch, c.out_channels, *c.output_size()), generator=g))
+    return (x,)

@@ -7,6 +7,7 @@ happens once in `setup_process`, never here.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import gc
 import json
@@ -19,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from harness.canaries import injected
 from harness.cases.known_issues import known_issue
 from harness.cases.rejections import expected_rejection
 from harness.config import ConvConfig
@@ -115,16 +117,24 @@ def _one_line(text: str, limit: int = 400) -> str:
 
 
 def run_case(
-    config: ConvConfig, seed: int = 0, runner_name: str = "tosa-ref", keep_dir: str | Path | None = None
+    config: ConvConfig,
+    seed: int = 0,
+    runner_name: str = "tosa-ref",
+    keep_dir: str | Path | None = None,
+    canary: str = "",
 ) -> CaseResult:
-    """Run one case and return its result; never raises for a case's failure."""
+    """Run one case and return its result; never raises for a case's failure.
+
+    With `canary`, that fault is injected into the backend for this case only.
+    """
     setup_process()
     timings: dict[str, float] = {}
-    result = CaseResult(config.descriptor, seed, Outcome.PASS, runner=runner_name, versions=versions())
+    result = CaseResult(config.descriptor, seed, Outcome.PASS, runner=runner_name, versions=versions(), canary=canary)
     state: dict = {}
     start = time.perf_counter()
     try:
-        _run(config, seed, runner_name, timings, result, state)
+        with injected(canary) if canary else contextlib.nullcontext():
+            _run(config, seed, runner_name, timings, result, state)
     except _StageError as e:
         state["traceback"] = "".join(traceback.format_exception(e.error))
         rule = expected_rejection(config)
@@ -148,12 +158,15 @@ def run_case(
 
 def _run(config: ConvConfig, seed: int, runner_name: str, timings, result: CaseResult, state: dict) -> None:
     tensors = _timed("build", timings, make_tensors, config, seed)
-    model = _timed("build", timings, build_model, config, tensors)
+    model = _timed("build", timings, build_model, config, tensors, seed)
     state["inputs"] = tensors.inputs
     qmodel: QuantizedModel | None = None
     lowered_model, inputs = model, tensors.inputs
     if config.is_quantized:
-        qmodel = _timed("quantize", timings, quantize, model, tensors.inputs, config.scheme, tensors.calibration)
+        qmodel = _timed(
+            "quantize", timings, quantize, model, tensors.inputs, config.scheme, tensors.calibration,
+            model.conv_index,
+        )
         if qmodel.qparams is not None:
             result.metrics["qparams"] = qmodel.qparams.summary()
         lowered_model = qmodel.module

@@ -32,7 +32,7 @@ from executorch.backends.arm.quantizer import (  # noqa: E402
 )
 from executorch.backends.arm.tosa.compile_spec import TosaCompileSpec
 from executorch.backends.arm.tosa.partitioner import TOSAPartitioner
-from executorch.exir import EdgeProgramManager, to_edge_transform_and_lower
+from executorch.exir import EdgeCompileConfig, EdgeProgramManager, to_edge_transform_and_lower
 from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
 from harness.tosa_graph import TosaSummary, read_tosa
@@ -102,7 +102,14 @@ class ConvQParams:
 @dataclass
 class QuantizedModel:
     module: torch.fx.GraphModule  # PT2E-converted: the fake-quant oracle
-    qparams: ConvQParams | None  # None: the quantizer left the conv in float
+    convs: list[ConvQParams | None]  # every conv in graph order; None: left in float
+    output: TensorQParams | None  # the model output's quantization
+    conv_index: int = 0  # the conv under test among `convs`
+
+    @property
+    def qparams(self) -> ConvQParams | None:
+        """The conv under test's parameters (None if the quantizer left it in float)."""
+        return self.convs[self.conv_index] if self.conv_index < len(self.convs) else None
 
 
 @dataclass
@@ -213,16 +220,30 @@ def _weight_qparams(node: torch.fx.Node, gm) -> WeightQParams:
     return WeightQParams((tq.scale,), (tq.zero_point,), None, tq.qmin, tq.qmax, tq.dtype, values)
 
 
-def conv_qparams(gm: torch.fx.GraphModule) -> ConvQParams | None:
-    """The quantizer's parameters around the (single) conv of a converted model.
+_PASS_THROUGH = {  # ops a fused activation puts between a conv and its output quantization
+    torch.ops.aten.relu.default,
+    torch.ops.aten.relu_.default,
+    torch.ops.aten.hardtanh.default,
+    torch.ops.aten.hardtanh_.default,
+    torch.ops.aten.clamp.default,
+    torch.ops.aten.relu6.default,
+}
 
-    None when the quantizer did not annotate the conv (its input or weight is
-    not dequantized): the backend will then leave it on the CPU.
-    """
-    convs = [n for n in gm.graph.nodes if n.op == "call_function" and n.target in _CONV_TARGETS]
-    if len(convs) != 1:
-        raise RuntimeError(f"expected one conv in the quantized graph, found {len(convs)}")
-    conv = convs[0]
+
+def _conv_output_qparams(node: torch.fx.Node, gm) -> TensorQParams | None:
+    """The quantize that follows a conv, looking through a fused activation."""
+    while True:
+        users = list(node.users)
+        quantize = [u for u in users if u.target in _Q_TENSOR]
+        if len(quantize) == 1:
+            return _tensor_qparams(quantize[0], gm)
+        if len(users) == 1 and users[0].target in _PASS_THROUGH:
+            node = users[0]
+            continue
+        return None
+
+
+def _conv_qparams(conv: torch.fx.Node, gm) -> ConvQParams | None:
     x_dq, w_dq = conv.args[0], conv.args[1]
     b_dq = conv.args[2] if len(conv.args) > 2 else None
     if not (isinstance(x_dq, torch.fx.Node) and x_dq.target in _DQ_TENSOR):
@@ -236,20 +257,49 @@ def conv_qparams(gm: torch.fx.GraphModule) -> ConvQParams | None:
             bias, bias_scales = bq.values, bq.scales
         else:
             raise RuntimeError("the quantizer left the conv bias unquantized")
-    users = [u for u in conv.users if u.target in _Q_TENSOR]
-    output = _tensor_qparams(users[0], gm) if len(users) == 1 else None
     return ConvQParams(
-        _tensor_qparams(x_dq, gm), _weight_qparams(w_dq, gm), bias, bias_scales, output
+        _tensor_qparams(x_dq, gm), _weight_qparams(w_dq, gm), bias, bias_scales, _conv_output_qparams(conv, gm)
     )
 
 
-def quantize(model: torch.nn.Module, inputs: tuple, scheme: str, calibration: tuple | None = None) -> QuantizedModel:
-    """PT2E post-training quantization, calibrated on `calibration` (default: the inputs)."""
-    captured = torch.export.export(model, inputs).module()
+def conv_qparams(gm: torch.fx.GraphModule) -> list[ConvQParams | None]:
+    """The quantizer's parameters around every conv of a converted model, in
+    graph order (control-flow branches included). An entry is None when the
+    quantizer did not annotate that conv: the backend will leave it on the CPU.
+    """
+    out = []
+    for _, owner in gm.named_modules():
+        if isinstance(owner, torch.fx.GraphModule):
+            out += [_conv_qparams(n, owner) for n in owner.graph.nodes if n.op == "call_function" and n.target in _CONV_TARGETS]
+    return out
+
+
+def output_qparams(gm: torch.fx.GraphModule) -> TensorQParams | None:
+    """The quantization of the model's (first) output, from its final dequantize."""
+    out = gm.graph.output_node().args[0]
+    first = out[0] if isinstance(out, (tuple, list)) else out
+    if isinstance(first, torch.fx.Node) and first.target in _DQ_TENSOR:
+        return _tensor_qparams(first, gm)
+    return None
+
+
+def quantize(
+    model: torch.nn.Module,
+    inputs: tuple,
+    scheme: str,
+    calibration: tuple[tuple, ...] | None = None,
+    conv_index: int = 0,
+) -> QuantizedModel:
+    """PT2E post-training quantization, calibrated on each sample of `calibration`
+    (default: the inputs). `conv_index`: which conv in graph order is under test."""
+    # No guard function in the captured module: the Arm quantizer's
+    # annotation passes cannot retrace a call_module node.
+    captured = torch.export.export(model, inputs).module(check_guards=False)
     prepared = prepare_pt2e(captured, quantizer(scheme))
-    prepared(*(calibration if calibration is not None else inputs))
+    for sample in calibration if calibration is not None else (inputs,):
+        prepared(*sample)
     converted = convert_pt2e(prepared)
-    return QuantizedModel(converted, conv_qparams(converted))
+    return QuantizedModel(converted, conv_qparams(converted), output_qparams(converted), conv_index)
 
 
 _BOUNDARY_TARGETS = ("quantize_per_tensor", "dequantize_per_tensor", "executorch_call_delegate")
@@ -271,7 +321,11 @@ def lower(module: torch.nn.Module, inputs: tuple, scheme: str) -> Artifact:
     """Export and lower through the TOSA partitioner; summarize the result."""
     spec = compile_spec(scheme)
     exported = torch.export.export(module, inputs)
-    program = to_edge_transform_and_lower(exported, partitioner=[TOSAPartitioner(spec)])
+    # As ExecuTorch's own Arm flows do (aot_arm_compiler, the Arm recipes, the
+    # Arm tests): the edge IR verifier does not know the TOSA dialect's dtypes.
+    program = to_edge_transform_and_lower(
+        exported, partitioner=[TOSAPartitioner(spec)], compile_config=EdgeCompileConfig(_check_ir_validity=False)
+    )
     gm = program.exported_program().graph_module
     delegates = [
         getattr(gm, n.target)

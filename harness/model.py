@@ -47,14 +47,17 @@ def _conv_module(c: ConvConfig) -> nn.Module:
     )
 
 
-def build_model(c: ConvConfig, tensors: CaseTensors) -> nn.Module:
-    """The eval-mode fp32 module for `c` holding the case's weights."""
+def build_model(c: ConvConfig, tensors: CaseTensors, seed: int = 0) -> nn.Module:
+    """The eval-mode fp32 module for `c`: the conv holding the case's weights,
+    inside its graph context (whose own parameters derive from the seed)."""
+    from harness.contexts import build_context
+
     with torch.no_grad():
         conv = _conv_module(c)
         conv.weight.copy_(tensors.weight)
         if c.bias:
             conv.bias.copy_(tensors.bias)
-    return conv.eval()
+    return build_context(c, conv, c.descriptor, seed).eval()
 
 
 def conv_forward(

@@ -18,6 +18,7 @@ parameters the quantizer chose.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,14 +42,17 @@ def fake_quant(converted: torch.fx.GraphModule, inputs: tuple[torch.Tensor, ...]
     return out[0] if isinstance(out, (tuple, list)) else out
 
 
-def fp64_with_bound(c: ConvConfig, tensors: CaseTensors) -> tuple[torch.Tensor, torch.Tensor]:
-    """(reference, bound) in float64 for the standalone conv of `c`."""
-    x = tensors.inputs[0].double()
-    w = tensors.weight.double()
-    b = None if tensors.bias is None else tensors.bias.double()
+def fp64_with_bound(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, torch.Tensor]:
+    """(reference, bound) in float64 for the case's whole graph.
+
+    The bound is the model's `bound` forward: every conv on |x|, |w|, |b|,
+    clamps and layout ops passing it through, adds adding the other operand.
+    """
+    model64 = copy.deepcopy(model).double()
+    xs = tuple(x.double() for x in inputs)
     with torch.no_grad():
-        ref = conv_forward(c, x, w, b)
-        bnd = conv_forward(c, x.abs(), w.abs(), None if b is None else b.abs())
+        ref = model64(*xs)
+        bnd = model64.bound(*xs)
     return ref, bnd
 
 
@@ -95,7 +99,7 @@ def integer_exact(c: ConvConfig, tensors: CaseTensors, qp: ConvQParams) -> IntRe
         raise ValueError("the quantizer chose no output parameters for the conv")
     _output_channel_axis(c, qp)
     qx = torch.ops.quantized_decomposed.quantize_per_tensor(
-        tensors.inputs[0], qi.scale, qi.zero_point, qi.qmin, qi.qmax, _TORCH_INT[qi.dtype]
+        tensors.conv_input, qi.scale, qi.zero_point, qi.qmin, qi.qmax, _TORCH_INT[qi.dtype]
     )
     x = qx.double() - qi.zero_point
     w = qw.values.double()

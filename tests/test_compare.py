@@ -65,9 +65,11 @@ def test_quantize_output_recovers_codes_from_dequantized_values():
 
 @pytest.fixture(scope="module")
 def fp_case():
+    from harness.model import build_model
+
     c = parse_descriptor("conv2d_ic16_oc8_i12x12_k3_p1")
     t = make_tensors(c, 0)
-    ref, bnd = fp64_with_bound(c, t)
+    ref, bnd = fp64_with_bound(build_model(c, t), t.inputs)
     return c, t, ref, bnd
 
 

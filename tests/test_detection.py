@@ -66,23 +66,23 @@ def float_case(request):
 
 
 def _codes(judge, output):
-    oq = judge.qparams.output
+    oq = judge.quantized.output
     return np.round(output.double().numpy() / oq.scale).astype(np.int64) + oq.zero_point
 
 
 def _dequantize(judge, codes):
-    oq = judge.qparams.output
+    oq = judge.quantized.output
     return torch.from_numpy((np.clip(codes, oq.qmin, oq.qmax) - oq.zero_point) * oq.scale).float()
 
 
 def _mid_element(judge, codes):
-    oq = judge.qparams.output
+    oq = judge.quantized.output
     inside = np.argwhere((codes > oq.qmin + 2) & (codes < oq.qmax - 2))
     return tuple(inside[len(inside) // 2])
 
 
 def _int_perturbations(c, t, judge, codes):
-    oq, qi = judge.qparams.output, judge.qparams.input
+    oq, qi = judge.quantized.output, judge.quantized.qparams.input
     ref = judge.int_ref
     out = {}
     for lsb in (1, 2):
@@ -95,14 +95,14 @@ def _int_perturbations(c, t, judge, codes):
     worst = int(np.abs(codes - oq.zero_point).max(axis=tuple(i for i in range(codes.ndim) if i != 1)).argmax())
     scaled[:, worst] = np.round((codes[:, worst] - oq.zero_point) * 1.01) + oq.zero_point
     out["per-channel scale +1%"] = scaled
-    scales = [qi.scale * s / oq.scale for s in judge.qparams.weight.scales]
-    if judge.qparams.bias is not None:
-        acc = ref.accumulator - judge.qparams.bias.numpy().astype(np.int64).reshape(1, -1, *[1] * c.rank)
+    scales = [qi.scale * s / oq.scale for s in judge.quantized.qparams.weight.scales]
+    if judge.quantized.qparams.bias is not None:
+        acc = ref.accumulator - judge.quantized.qparams.bias.numpy().astype(np.int64).reshape(1, -1, *[1] * c.rank)
         out["bias dropped"] = rescale(acc, scales, 0, oq.zero_point, oq.qmin, oq.qmax, ref.bits)[0]
     if oq.zero_point:
         out["output zero point dropped"] = codes - oq.zero_point
     if qi.zero_point:
-        w = judge.qparams.weight.values.double()
+        w = judge.quantized.qparams.weight.values.double()
         shift = conv_forward(c, torch.full_like(t.inputs[0], float(qi.zero_point), dtype=torch.float64), w, None)
         acc = ref.accumulator + shift.round().to(torch.int64).numpy()
         out["input zero point dropped"] = rescale(acc, scales, 0, oq.zero_point, oq.qmin, oq.qmax, ref.bits)[0]
