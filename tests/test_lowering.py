@@ -60,4 +60,4 @@ def test_undocumented_failure_is_not_excused(tmp_path):
     r = run_case(parse_descriptor("conv2d_ic4_oc8_i12x12_k4_psame_qa8w8"), 0, keep_dir=tmp_path)
     assert r.outcome is Outcome.KNOWN_ISSUE
     assert r.metrics["actual_outcome"] == "not_delegated"
-    assert "int-same-even-kernel" in r.reason
+    assert "int-same-asymmetric-pad" in r.reason

@@ -18,8 +18,11 @@ def test_registry_loads_and_every_entry_matches_something_plausible():
 
 def test_known_issue_matching():
     same = parse_descriptor("conv2d_ic4_oc8_i12x12_k4_psame_qa8w8").descriptor
-    assert known_issue(same).id == "int-same-even-kernel"
+    assert known_issue(same).id == "int-same-asymmetric-pad"
     assert known_issue(parse_descriptor("conv2d_ic4_oc8_i12x12_k4_psame_qfp32").descriptor) is None
+    # Field matching: an even kernel at dilation 2 pads symmetrically, no issue.
+    assert known_issue(parse_descriptor("conv2d_ic4_oc8_i12x12_k4_d2_psame_qa8w8").descriptor) is None
+    assert known_issue(parse_descriptor("conv1d_ic4_oc8_i12_k2_psame_qa16w8").descriptor).id == "int-same-asymmetric-pad"
 
 
 @pytest.mark.parametrize(
@@ -29,6 +32,8 @@ def test_known_issue_matching():
         ("[[issue]]\nid='x'\ndescriptor='('\noutcomes=['mismatch']\nreason='r'\nlink='l'\n", "bad descriptor regex"),
         ("[[issue]]\nid='x'\ndescriptor='a'\noutcomes=['pass']\nreason='r'\nlink='l'\n", "unknown outcome"),
         ("[[issue]\n", "not valid TOML"),
+        ("[[issue]]\nid='x'\ndescriptor='a'\noutcomes=['mismatch']\nreason='r'\nlink='l'\nfields={colour='red'}\n",
+         "unknown config field 'colour'"),
     ],
 )
 def test_bad_registry_is_one_clear_line(text, fragment):

@@ -1,6 +1,9 @@
 """The known-issue registry: data in known_issues.toml, loaded once.
 
 A registry entry turns a failing outcome into `known_issue` with its reason.
+It matches a case by a regex over the descriptor and, optionally, `fields`:
+config attributes or properties (e.g. `asymmetric_padding`) and the values
+they may take.
 It is strict: a matching case that passes is reported as fixed, so the
 entry gets removed rather than silently hiding a later regression.
 """
@@ -27,9 +30,17 @@ class KnownIssue:
     outcomes: tuple[str, ...]
     reason: str
     link: str
+    fields: tuple[tuple[str, tuple], ...] = ()  # config attribute -> allowed values
 
     def matches(self, descriptor: str) -> bool:
-        return self.descriptor.search(descriptor) is not None
+        if self.descriptor.search(descriptor) is None:
+            return False
+        if not self.fields:
+            return True
+        from harness.config import parse_descriptor
+
+        config = parse_descriptor(descriptor)
+        return all(getattr(config, name) in allowed for name, allowed in self.fields)
 
 
 def parse_registry(text: str, source: str = "registry") -> tuple[KnownIssue, ...]:
@@ -41,11 +52,22 @@ def parse_registry(text: str, source: str = "registry") -> tuple[KnownIssue, ...
         raise RegistryError(f"{source}: not valid TOML: {e}") from e
     issues = []
     allowed = {o.value for o in Outcome} - {"pass", "known_issue"}
+    from harness.config import ConvConfig
+
+    known_fields = set(ConvConfig.__dataclass_fields__) | {
+        n for n, v in vars(ConvConfig).items() if isinstance(v, property)
+    }
     for i, entry in enumerate(data.get("issue", [])):
         where = f"{source} issue #{i + 1} ({entry.get('id', '?')})"
         for key in ("id", "descriptor", "outcomes", "reason", "link"):
             if key not in entry:
                 raise RegistryError(f"{where}: missing field {key!r}")
+        fields = []
+        for name, wanted in entry.get("fields", {}).items():
+            if name not in known_fields:
+                raise RegistryError(f"{where}: unknown config field {name!r} in fields")
+            values = wanted if isinstance(wanted, list) else [wanted]
+            fields.append((name, tuple(tuple(v) if isinstance(v, list) else v for v in values)))
         try:
             pattern = re.compile(entry["descriptor"])
         except re.error as e:
@@ -53,7 +75,9 @@ def parse_registry(text: str, source: str = "registry") -> tuple[KnownIssue, ...
         bad = [o for o in entry["outcomes"] if o not in allowed]
         if bad:
             raise RegistryError(f"{where}: unknown outcome(s) {bad}; allowed: {', '.join(sorted(allowed))}")
-        issues.append(KnownIssue(entry["id"], pattern, tuple(entry["outcomes"]), " ".join(entry["reason"].split()), entry["link"]))
+        issues.append(
+            KnownIssue(entry["id"], pattern, tuple(entry["outcomes"]), " ".join(entry["reason"].split()), entry["link"], tuple(fields))
+        )
     return tuple(issues)
 
 
