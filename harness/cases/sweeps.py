@@ -7,7 +7,8 @@ match between `-n 0` and `-n auto` and between runs.
 
 from __future__ import annotations
 
-from harness.config import DATASETS, SCHEMES, ConfigError, ConvConfig, parse_descriptor
+from harness.cases import strategies
+from harness.config import CONTEXTS, DATASETS, SCHEMES, ConfigError, ConvConfig, parse_descriptor
 
 # The smoke sweep: one representative of each branch of RewriteConvPass and
 # its neighbours, each in every scheme. Comments name the branch aimed at.
@@ -48,7 +49,32 @@ SMOKE_REJECTIONS = (
 )
 
 
+# Every graph context in every scheme, around a conv whose output shape
+# equals its input shape (so residual adds and 3x3/2 pooling apply).
+CONTEXT_BASES = ("conv2d_ic8_oc8_i12x12_k3_p1",)
+# More bases for contexts in the nightly tier: depthwise, 1D, transposed, sliced.
+NIGHTLY_CONTEXT_BASES = (
+    "conv2d_ic4_oc4_g4_i10x10_k3_p1",
+    "conv1d_ic4_oc4_i16_k3_p1",
+    "tconv2d_ic8_oc4_i5x5_k3_s2",
+    "conv2d_ic4_oc8_i16x17_k3_s2",
+)
+
+
+def _contexts(bases) -> list[ConvConfig]:
+    out = []
+    for b in bases:
+        for cx in CONTEXTS:
+            for s in SCHEMES:
+                try:
+                    out.append(parse_descriptor(f"{b}_q{s}_cx{cx}"))
+                except ConfigError:  # e.g. a residual add where shapes differ
+                    pass
+    return out
+
+
 def smoke() -> list[ConvConfig]:
+    """CI tier: every TOSA conv op, scheme, data set and context (~5 min on 2 cores)."""
     cases = [parse_descriptor(f"{b}_q{s}") for b in SMOKE_BASES for s in SCHEMES]
     cases += [
         parse_descriptor(f"{b}_q{s}_ds{d}")
@@ -57,15 +83,46 @@ def smoke() -> list[ConvConfig]:
         if d != "normal"
         for s in SCHEMES
     ]
+    cases += [c for c in _contexts(CONTEXT_BASES) if c.context != "none"]
     cases += [parse_descriptor(d) for d in SMOKE_REJECTIONS]
     return cases
 
 
-SWEEPS = {"smoke": smoke}
+def nightly() -> list[ConvConfig]:
+    """Smoke plus every strategy: edge cases and rejections in every scheme,
+    the grid, the pairwise covering array, contexts on more bases, and 400
+    seeded random cases."""
+    return (
+        smoke()
+        + strategies.edge_cases()
+        + strategies.rejection_cases()
+        + strategies.grid()
+        + strategies.pairwise()
+        + _contexts(NIGHTLY_CONTEXT_BASES)
+        + strategies.random_cases(400, seed=0)
+    )
 
 
-def sweep(name: str) -> list[ConvConfig]:
-    """The cases of sweep `name`; ConfigError for an unknown name."""
+def full() -> list[ConvConfig]:
+    """Everything: nightly, every context on every edge base, the grid in every
+    scheme, 2,000 random cases."""
+    return (
+        nightly()
+        + _contexts(strategies.EDGE_BASES)
+        + strategies.grid(SCHEMES)
+        + strategies.random_cases(2000, seed=1)
+    )
+
+
+SWEEPS = {"smoke": smoke, "nightly": nightly, "full": full}
+
+
+def sweep(name: str, random: int = 0, seed: int = 0) -> list[ConvConfig]:
+    """The cases of sweep `name`, each once, in a fixed order; `random` more
+    seeded random cases appended. ConfigError for an unknown name."""
     if name not in SWEEPS:
         raise ConfigError(f"unknown sweep {name!r}; known sweeps: {', '.join(SWEEPS)}")
-    return SWEEPS[name]()
+    if random < 0:
+        raise ConfigError(f"invalid --random {random}: must be >= 0")
+    cases = SWEEPS[name]() + (strategies.random_cases(random, seed=1000 + seed) if random else [])
+    return strategies.unique(cases)

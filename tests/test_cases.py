@@ -1,0 +1,85 @@
+"""Tiers and strategies: sizes, determinism, validity, coverage of the space."""
+
+from __future__ import annotations
+
+import itertools
+import subprocess
+import sys
+
+import pytest
+
+from harness.cases import strategies
+from harness.cases.rejections import expected_rejection
+from harness.cases.sweeps import sweep
+from harness.config import CONTEXTS, DATASETS, SCHEMES, ConfigError, parse_descriptor
+
+
+def test_tiers_are_nested_and_sized():
+    smoke, nightly = sweep("smoke"), sweep("nightly")
+    assert 300 <= len(smoke) <= 400
+    assert len(nightly) >= 1500
+    assert {c.descriptor for c in smoke} <= {c.descriptor for c in nightly}
+    assert len({c.descriptor for c in nightly}) == len(nightly)
+
+
+def test_same_tier_same_list_in_another_process():
+    code = "from harness.cases.sweeps import sweep; print('\\n'.join(c.descriptor for c in sweep('nightly', 5, 3)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == [c.descriptor for c in sweep("nightly", 5, 3)]
+
+
+def test_random_extension_depends_on_the_seed():
+    base = len(sweep("smoke"))
+    a, b = sweep("smoke", 20, 1), sweep("smoke", 20, 2)
+    assert len(a) == base + 20 and a[base:] != b[base:]
+    with pytest.raises(ConfigError, match="--random -1"):
+        sweep("smoke", -1)
+
+
+def test_smoke_touches_every_op_scheme_data_set_and_context():
+    smoke = sweep("smoke")
+    assert {c.scheme for c in smoke} == set(SCHEMES)
+    assert {c.dataset for c in smoke} == set(DATASETS)
+    assert {c.context for c in smoke} == set(CONTEXTS)
+    assert {(c.rank, c.transposed) for c in smoke} >= {(1, False), (2, False), (3, False), (2, True)}
+    assert any(c.is_depthwise for c in smoke) and any(c.groups > 1 and not c.is_depthwise for c in smoke)
+
+
+def test_every_descriptor_round_trips():
+    for c in sweep("nightly"):
+        assert parse_descriptor(c.descriptor) == c
+
+
+def test_pairwise_covers_every_achievable_pair():
+    configs = strategies.pairwise()
+    # Each context meets each scheme, and each shape family each context it can hold.
+    pairs = {(c.context, c.scheme) for c in configs}
+    assert pairs == {(cx, s) for cx in CONTEXTS for s in SCHEMES}
+    assert {c.dataset for c in configs} == set(DATASETS)
+    assert len(configs) < 400  # a covering array, not the product
+
+
+def test_edge_cases_hit_both_size_adjust_paths_per_axis():
+    def remainders(c):
+        return [((L + 2 * p - d * (k - 1) - 1) % s, p) for L, p, d, k, s in
+                zip(c.input_size, c.padding, c.dilation, c.kernel, c.stride)]
+
+    edges = [c for c in strategies.edge_cases(("fp32",)) if not c.transposed and not isinstance(c.padding, str)]
+    kinds = {tuple("trim" if 0 < r <= p else "slice" if r > p else "none" for r, p in remainders(c))
+             for c in edges if c.rank == 2}
+    for combo in (("trim", "none"), ("none", "trim"), ("trim", "trim"), ("slice", "none"), ("none", "slice"),
+                  ("slice", "slice")):
+        assert combo in kinds, combo
+
+
+def test_rejection_cases_are_documented_rejections():
+    # Each base is rejected in some scheme (a grouped tconv only with per-channel weights).
+    for base in strategies.REJECTION_CASES:
+        assert any(expected_rejection(parse_descriptor(f"{base}_q{s}")) for s in SCHEMES), base
+
+
+def test_grid_is_valid_and_exhaustive_over_its_values():
+    grid = strategies.grid(("fp32",))
+    assert {(c.kernel[0], c.stride[0], c.padding[0], c.dilation[0]) for c in grid} >= {
+        (k, s, p, 1) for k, s, p in itertools.product((1, 2, 3), (1, 2, 3), (0, 1, 2))
+    }
