@@ -1,7 +1,7 @@
 """pytest plugin: one test per conv case, results collected across xdist workers.
 
 Options: --sweep NAME, --case DESCRIPTOR (repeatable; overrides --sweep),
---seed N, --results PATH, --runner NAME. Each worker appends its results to
+--seed N, --random N, --results PATH, --runner NAME, --canary NAME. Each worker appends its results to
 its own JSONL file (flushed per case); the controller merges them, in sweep
 order, into --results when the session ends. This plugin knows cases and
 results, nothing of TOSA or ExecuTorch.
@@ -28,9 +28,11 @@ def pytest_addoption(parser):
     group.addoption(
         "--case", action="append", default=[], metavar="DESCRIPTOR", help="run this case (repeatable; replaces --sweep)"
     )
-    group.addoption("--seed", type=int, default=0, help="data seed (default: 0)")
+    group.addoption("--seed", type=int, default=0, help="data seed, and seed of --random cases (default: 0)")
+    group.addoption("--random", type=int, default=0, metavar="N", help="append N seeded random cases to the sweep")
     group.addoption("--results", default=DEFAULT_RESULTS, help=f"merged JSONL results (default: {DEFAULT_RESULTS})")
     group.addoption("--runner", default="tosa-ref", help="target to run on (default: tosa-ref)")
+    group.addoption("--canary", default="", metavar="NAME", help="inject this fault into the backend for every case")
 
 
 def _cases(config) -> list[ConvConfig]:
@@ -42,7 +44,9 @@ def _cases(config) -> list[ConvConfig]:
             if config.getoption("case"):
                 config._harness_cases = [parse_descriptor(d) for d in config.getoption("case")]
             else:
-                config._harness_cases = sweep(config.getoption("sweep"))
+                config._harness_cases = sweep(
+                    config.getoption("sweep"), config.getoption("random"), config.getoption("seed")
+                )
         except ConfigError as e:
             raise pytest.UsageError(str(e)) from None
     return config._harness_cases
@@ -75,6 +79,7 @@ class HarnessRun:
     def __init__(self, config, worker_id: str):
         self.seed: int = config.getoption("seed")
         self.runner: str = config.getoption("runner")
+        self.canary: str = config.getoption("canary")
         self.artifacts_dir = Path(config.getoption("results")).parent / "artifacts"
         self._writer = ResultWriter(_part_path(config, worker_id))
 

@@ -25,10 +25,12 @@ LIST_FIELDS = (
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m harness", description=__doc__.split("\n")[0])
-    sub = p.add_subparsers(dest="verb", required=True, metavar="{list,run,sweep}")
+    sub = p.add_subparsers(dest="verb", required=True, metavar="{list,run,sweep,canaries}")
 
     ls = sub.add_parser("list", help="print the cases of a sweep, one descriptor per line")
-    ls.add_argument("--sweep", default="smoke", help="sweep name (default: smoke)")
+    ls.add_argument("--sweep", default="smoke", help="sweep: smoke, nightly or full (default: smoke)")
+    ls.add_argument("--random", type=int, default=0, metavar="N", help="append N seeded random cases")
+    ls.add_argument("--seed", type=int, default=0, help="seed of the random cases (default: 0)")
     ls.add_argument("--json", action="store_true", help="one JSON object per line with the config fields")
 
     run = sub.add_parser("run", help="run one case and print its outcome, metrics and TOSA ops")
@@ -37,21 +39,26 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print the result as one JSON line")
     run.add_argument("--keep", metavar="DIR", help="save inputs, outputs and flatbuffer here if it fails")
     run.add_argument("--runner", default="tosa-ref", help="target (default: tosa-ref)")
+    run.add_argument("--canary", default="", metavar="NAME", help="inject this fault into the backend (see `canaries`)")
 
     sw = sub.add_parser("sweep", help="run a whole sweep in parallel workers, write results and a summary")
-    sw.add_argument("--sweep", default="smoke", help="sweep name (default: smoke)")
+    sw.add_argument("--sweep", default="smoke", help="sweep: smoke, nightly or full (default: smoke)")
+    sw.add_argument("--random", type=int, default=0, metavar="N", help="append N random cases drawn with --seed")
     sw.add_argument("--results", help="JSONL results path (default: reports/<sweep>/results.jsonl)")
     sw.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1, help="worker processes (default: CPU count)")
-    sw.add_argument("--seed", type=int, default=0, help="data seed (default: 0)")
+    sw.add_argument("--seed", type=int, default=0, help="data seed, and seed of --random cases (default: 0)")
     sw.add_argument("--runner", default="tosa-ref", help="target (default: tosa-ref)")
     sw.add_argument("--no-progress", action="store_true", help="no progress bar")
+    sw.add_argument("--canary", default="", metavar="NAME", help="inject this fault into the backend in every worker")
+
+    sub.add_parser("canaries", help="list the canary faults that prove the harness can fail")
     return p
 
 
 def _cmd_list(args) -> int:
     from harness.cases.sweeps import sweep
 
-    for c in sweep(args.sweep):
+    for c in sweep(args.sweep, args.random, args.seed):
         if args.json:
             fields = c.fields_dict()
             print(json.dumps({"descriptor": c.descriptor, **{k: fields[k] for k in LIST_FIELDS}}))
@@ -93,7 +100,11 @@ def _cmd_run(args) -> int:
         get_runner(args.runner)  # unknown runner: usage error before any work
     except ValueError as e:
         raise ConfigError(str(e)) from None
-    result = run_case(config, args.seed, args.runner, keep_dir=args.keep)
+    if args.canary:
+        from harness.canaries import get
+
+        get(args.canary)  # unknown canary: usage error before any work
+    result = run_case(config, args.seed, args.runner, keep_dir=args.keep, canary=args.canary)
     if args.json:
         print(result.to_json())
     else:
@@ -112,7 +123,11 @@ def _cmd_sweep(args) -> int:
         raise ConfigError(f"unknown runner {args.runner!r}; known runners: {', '.join(RUNNERS)}")
     if args.jobs < 1:
         raise ConfigError(f"invalid -j {args.jobs}: must be >= 1")
-    configs = sweep(args.sweep)
+    if args.canary:
+        from harness.canaries import get
+
+        get(args.canary)
+    configs = sweep(args.sweep, args.random, args.seed)
     results_path = Path(args.results or f"reports/{args.sweep}/results.jsonl")
     part = results_path.with_name(results_path.stem + ".part" + results_path.suffix)
     part.unlink(missing_ok=True)
@@ -136,7 +151,7 @@ def _cmd_sweep(args) -> int:
                 print(f"{r.outcome.value}: {r.descriptor}: {r.stale or r.reason}", file=sys.stderr)
 
         try:
-            run_parallel(configs, args.seed, args.runner, args.jobs, on_result, keep_dir=keep)
+            run_parallel(configs, args.seed, args.runner, args.jobs, on_result, keep_dir=keep, canary=args.canary)
         except KeyboardInterrupt:
             print(f"\ninterrupted: {len(finished)} of {len(configs)} results kept in {results_path}", file=sys.stderr)
         finally:
@@ -154,11 +169,20 @@ def _cmd_sweep(args) -> int:
     return EXIT_OK if complete and all(r.green for r in results) else EXIT_FAIL
 
 
+def _cmd_canaries(args) -> int:
+    from harness.canaries import CANARIES
+
+    for c in CANARIES.values():
+        print(f"{c.name:24s} {c.branch}: {c.fault}")
+    return EXIT_OK
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     try:
-        return {"list": _cmd_list, "run": _cmd_run, "sweep": _cmd_sweep}[args.verb](args)
+        verbs = {"list": _cmd_list, "run": _cmd_run, "sweep": _cmd_sweep, "canaries": _cmd_canaries}
+        return verbs[args.verb](args)
     except (ConfigError, ResultsFileError) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE

@@ -22,7 +22,7 @@ from harness.results import CaseResult, Outcome
 DEFAULT_TARGET = "harness.execute:run_case"
 
 
-def _worker_main(conn, target: str, seed: int, runner: str, keep_dir: str | None) -> None:
+def _worker_main(conn, target: str, seed: int, runner: str, keep_dir: str | None, canary: str) -> None:
     import importlib
 
     from harness.config import parse_descriptor
@@ -37,7 +37,7 @@ def _worker_main(conn, target: str, seed: int, runner: str, keep_dir: str | None
         descriptor = conn.recv()
         if descriptor is None:
             return
-        result = run_case(parse_descriptor(descriptor), seed, runner, keep_dir=keep_dir)
+        result = run_case(parse_descriptor(descriptor), seed, runner, keep_dir=keep_dir, canary=canary)
         conn.send(("result", result.to_json()))
 
 
@@ -69,6 +69,7 @@ def run_parallel(
     on_result: Callable[[CaseResult], None],
     keep_dir: str | None = None,
     target: str = DEFAULT_TARGET,
+    canary: str = "",
 ) -> None:
     """Run every config on `jobs` workers; call `on_result` as each finishes.
 
@@ -77,7 +78,7 @@ def run_parallel(
     """
     ctx = mp.get_context("spawn")
     pending = deque(c.descriptor for c in configs)
-    args = (target, seed, runner, keep_dir)
+    args = (target, seed, runner, keep_dir, canary)
     workers = [_Worker(ctx, args) for _ in range(max(1, min(jobs, len(pending))))]
     try:
         while pending or any(w.task for w in workers):
@@ -115,6 +116,7 @@ def run_parallel(
                                 reason=f"worker process died (exit code {w.process.exitcode}) while running this case; "
                                 "run it alone with `python -m harness run` to see the stage",
                                 runner=runner,
+                                canary=canary,
                             )
                         )
                     workers.remove(w)

@@ -50,6 +50,7 @@ class CaseResult:
     # Set when an expectation no longer holds: a registered known issue or a
     # documented rejection that did not happen. Such a case is not green.
     stale: str = ""
+    canary: str = ""  # the fault injected into the backend for this run, if any
 
     @property
     def green(self) -> bool:
@@ -70,7 +71,8 @@ class CaseResult:
 
     @property
     def repro(self) -> str:
-        return f"python -m harness run '{self.descriptor}' --seed {self.seed}"
+        canary = f" --canary {self.canary}" if self.canary else ""
+        return f"python -m harness run '{self.descriptor}' --seed {self.seed}{canary}"
 
 
 @lru_cache(maxsize=None)

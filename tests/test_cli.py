@@ -74,7 +74,7 @@ def test_run_exit_code_follows_the_outcome(monkeypatch, capsys, outcome, stale, 
     import harness.execute
     from harness.results import CaseResult, Outcome
 
-    def fake_run_case(config, seed, runner, keep_dir=None):
+    def fake_run_case(config, seed, runner, keep_dir=None, canary=""):
         return CaseResult(config.descriptor, seed, Outcome(outcome), reason="r", stale=stale)
 
     monkeypatch.setattr(harness.execute, "run_case", fake_run_case)

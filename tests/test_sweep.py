@@ -29,6 +29,8 @@ def check_result(result: CaseResult) -> None:
 def test_case(conv_case, harness_run):
     from harness.execute import run_case
 
-    result = run_case(conv_case, harness_run.seed, harness_run.runner, keep_dir=harness_run.artifacts_dir)
+    result = run_case(
+        conv_case, harness_run.seed, harness_run.runner, keep_dir=harness_run.artifacts_dir, canary=harness_run.canary
+    )
     harness_run.record(result)
     check_result(result)
