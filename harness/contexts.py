@@ -50,10 +50,15 @@ def _pointwise(c: ConvConfig, channels_in: int, channels_out: int, descriptor: s
 
 
 def _gain(q) -> float:
-    """Output LSB per input LSB of a quantized conv: max_c sum|w_int[c]| s_w[c] s_in / s_out."""
+    """Output LSB per input LSB of a quantized conv: max_c sum|w_int[c]| s_w[c] s_in / s_out,
+    the sum over everything but the weight's output-channel axis (1 for a transposed
+    conv's (IC, OC/g, k...) weight when per channel, any axis sums all when per tensor)."""
     w = q.weight.values.double().abs()
-    per_channel = w.reshape(w.shape[0], -1).sum(dim=1)
+    axis = q.weight.axis if q.weight.axis is not None else 0
+    per_channel = w.movedim(axis, 0).reshape(w.shape[axis], -1).sum(dim=1)
     scales = torch.tensor(q.weight.scales, dtype=torch.float64)
+    if q.weight.axis is None:
+        per_channel = per_channel.sum(dim=0, keepdim=True) if axis != 0 else per_channel
     return float((per_channel * scales).max()) * q.input.scale / q.output.scale
 
 
@@ -80,6 +85,10 @@ class ContextModule(nn.Module):
         from harness.data import fan_in
 
         return fan_in(self.config)
+
+    def has_bias(self, conv_bias: torch.Tensor | None) -> bool:
+        """Whether the graph adds a non-zero bias (the +1 of ksb)."""
+        return conv_bias is not None and bool(torch.any(conv_bias != 0))
 
     def int_tolerance(self, quantized) -> int:
         """Output LSB a correct INT lowering may differ from the fake-quant model.
@@ -186,7 +195,13 @@ class BatchNorm(ContextModule):
     exact_arithmetic = False
 
     def dot_product_length(self) -> int:
-        return super().dot_product_length() + 1  # the folded bias
+        # The backend folds gamma/sqrt(var) into the weights and the rest into
+        # the bias and rounds both to the format: each rounding is worth at most
+        # half an ulp of the bound, one more term each.
+        return super().dot_product_length() + 2
+
+    def has_bias(self, conv_bias) -> bool:
+        return True  # the folded bias is (b - mean) * k + beta
 
     def __init__(self, c, conv, descriptor, seed):
         super().__init__(c, conv, descriptor, seed)

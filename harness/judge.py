@@ -77,7 +77,7 @@ class Judge:
                 self.reference = self.fake_quant_codes
         else:
             self.ref64, self.bound = oracles.fp64_with_bound(model, tensors.inputs)
-            self.has_bias = tensors.bias is not None and bool(torch.any(tensors.bias != 0))
+            self.has_bias = model.has_bias(tensors.bias)
             self.reference = self.ref64.numpy()
 
     def judge(self, output: torch.Tensor) -> Judgement:
@@ -113,7 +113,7 @@ class Judge:
         if not fq.passed:
             reasons.append(f"vs fake-quant: {fq.reason}")
         sqnr = compare.sqnr_db(self.eager, output)
-        floor = compare.sqnr_floor(self.config.scheme, self.config.dataset, self.config.context)
+        floor = compare.sqnr_floor(self.config.scheme, self.config.dataset)
         metrics.update(sqnr_db=sqnr, sqnr_floor_db=floor)
         if sqnr is not None and sqnr < floor:
             reasons.append(f"SQNR {sqnr:.1f} dB against fp32 is below the {floor:.0f} dB floor")
