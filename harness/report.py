@@ -99,7 +99,8 @@ def summarize(results: list[CaseResult], title: str = "Conv numerics sweep") -> 
             if r.artifacts:
                 lines.append(f"  - artifacts: `{r.artifacts}`")
         lines.append("")
-    explained = [r for r in results if r.outcome in (Outcome.KNOWN_ISSUE, Outcome.EXPECTED_REJECTION, Outcome.SKIPPED)]
+    explained = [r for r in results if r.outcome in (Outcome.KNOWN_ISSUE, Outcome.EXPECTED_REJECTION, Outcome.SKIPPED,
+                                                     Outcome.MISTRUSTED)]
     if explained:
         lines += ["## Explained (not failures)", ""]
         groups: dict[tuple[str, str], list[CaseResult]] = defaultdict(list)

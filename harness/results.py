@@ -23,7 +23,7 @@ class Outcome(str, Enum):
     NOT_DELEGATED = "not_delegated"  # some of the conv left on the CPU
     RUNNER_ERROR = "runner_error"  # the target rejected the graph or crashed
     EXPECTED_REJECTION = "expected_rejection"  # documented as unsupported, rejected cleanly
-    MISTRUSTED = "mistrusted"  # degenerate reference output: proves nothing
+    MISTRUSTED = "mistrusted"  # degenerate reference output: proves nothing (never a pass, not a failure)
     KNOWN_ISSUE = "known_issue"  # failure listed in the registry, with a reason
     SKIPPED = "skipped"  # runner absent, with the reason
     HARNESS_ERROR = "harness_error"  # the harness itself failed: a bug here, not in the backend
@@ -31,7 +31,7 @@ class Outcome(str, Enum):
     @property
     def ok(self) -> bool:
         """Outcomes that leave a sweep green."""
-        return self in (Outcome.PASS, Outcome.EXPECTED_REJECTION, Outcome.KNOWN_ISSUE, Outcome.SKIPPED)
+        return self in (Outcome.PASS, Outcome.EXPECTED_REJECTION, Outcome.KNOWN_ISSUE, Outcome.SKIPPED, Outcome.MISTRUSTED)
 
 
 @dataclass

@@ -69,7 +69,7 @@ def test_run_json_of_explained_outcomes_exits_0():
 
 
 @pytest.mark.parametrize("outcome, stale, rc", [("mismatch", "", 1), ("pass", "known issue x fixed", 1),
-                                                 ("mistrusted", "", 1), ("pass", "", 0)])
+                                                 ("mistrusted", "", 0), ("lowering_error", "", 1), ("pass", "", 0)])
 def test_run_exit_code_follows_the_outcome(monkeypatch, capsys, outcome, stale, rc):
     import harness.execute
     from harness.results import CaseResult, Outcome

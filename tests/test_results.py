@@ -50,7 +50,8 @@ def test_corrupt_results_file_is_one_clear_line(tmp_path):
 def test_green_and_stale():
     assert _result("a").green
     assert _result("a", Outcome.EXPECTED_REJECTION).green
-    assert not _result("a", Outcome.MISTRUSTED).green
+    assert _result("a", Outcome.MISTRUSTED).green  # proves nothing, fails nothing
+    assert not _result("a", Outcome.NOT_DELEGATED).green
     stale = _result("a")
     stale.stale = "known issue x no longer reproduces"
     assert not stale.green

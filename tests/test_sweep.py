@@ -19,6 +19,8 @@ def check_result(result: CaseResult) -> None:
         pytest.fail(f"stale expectation: {result.stale}\n__REPRO: {result.repro}", pytrace=False)
     if result.outcome is Outcome.SKIPPED:
         pytest.skip(result.reason)
+    if result.outcome is Outcome.MISTRUSTED:  # proves nothing: not a pass, not a failure
+        pytest.xfail(f"mistrusted: {result.reason}")
     if result.outcome is Outcome.KNOWN_ISSUE:
         issue = result.reason.split(":")[0]
         pytest.xfail(f"known issue {issue} (actual outcome {result.metrics.get('actual_outcome')}); see the results file")
