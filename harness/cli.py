@@ -32,6 +32,7 @@ def _parser() -> argparse.ArgumentParser:
     ls.add_argument("--random", type=int, default=0, metavar="N", help="append N seeded random cases")
     ls.add_argument("--seed", type=int, default=0, help="seed of the random cases (default: 0)")
     ls.add_argument("--json", action="store_true", help="one JSON object per line with the config fields")
+    ls.add_argument("--stats", action="store_true", help="counts per rank, expected TOSA op, scheme, context, data set")
 
     run = sub.add_parser("run", help="run one case and print its outcome, metrics and TOSA ops")
     run.add_argument("descriptor", help="case descriptor, e.g. conv2d_ic8_oc16_i32x32_k3x3_s2_p1_qa8w8")
@@ -55,10 +56,38 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def expected_op(c) -> str:
+    """The TOSA conv op RewriteConvPass should choose (grouped convs: per group)."""
+    from harness.cases.rejections import expected_rejection
+
+    if expected_rejection(c):
+        return "rejected"
+    if c.transposed:
+        return "TRANSPOSE_CONV2D"
+    if c.rank == 3:
+        return "CONV3D"
+    return "DEPTHWISE_CONV2D" if c.is_depthwise else "CONV2D"
+
+
+def _print_stats(configs) -> None:
+    from collections import Counter
+
+    print(f"{len(configs)} cases")
+    for title, key in (("rank", lambda c: f"{'t' if c.transposed else ''}conv{c.rank}d"), ("op", expected_op),
+                       ("scheme", lambda c: c.scheme), ("context", lambda c: c.context),
+                       ("data set", lambda c: c.dataset)):
+        counts = Counter(key(c) for c in configs)
+        print(f"{title:9s} " + ", ".join(f"{k} {n}" for k, n in sorted(counts.items(), key=lambda kv: -kv[1])))
+
+
 def _cmd_list(args) -> int:
     from harness.cases.sweeps import sweep
 
-    for c in sweep(args.sweep, args.random, args.seed):
+    configs = sweep(args.sweep, args.random, args.seed)
+    if args.stats:
+        _print_stats(configs)
+        return EXIT_OK
+    for c in configs:
         if args.json:
             fields = c.fields_dict()
             print(json.dumps({"descriptor": c.descriptor, **{k: fields[k] for k in LIST_FIELDS}}))

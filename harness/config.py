@@ -101,11 +101,12 @@ class ConvConfig:
 
     @property
     def is_depthwise(self) -> bool:
-        """groups == in_channels with a channel multiplier (as TOSA sees it)."""
+        """As RewriteConvPass decides: groups == in_channels and a whole channel
+        multiplier, rank 1 or 2 (a single input channel counts too)."""
         return (
             not self.transposed
+            and self.rank < 3
             and self.groups == self.in_channels
-            and self.groups > 1
             and self.out_channels % self.in_channels == 0
         )
 

@@ -1,6 +1,6 @@
 """One case end to end: tensors, model, quantize, lower, run, compare, result.
 
-This is the per-case hot path. Process-wide work (imports, quantizer set-up,
+This is the per-case hot path. Process-wide work (imports, speed-ups, the
 thread count, freezing the import-time heap out of the garbage collector)
 happens once in `setup_process`, never here.
 """

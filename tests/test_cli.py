@@ -85,3 +85,10 @@ def test_run_exit_code_follows_the_outcome(monkeypatch, capsys, outcome, stale, 
 def test_help_on_each_verb():
     for verb in ("list", "run", "sweep"):
         assert "usage: python -m harness " + verb in _cli(verb, "--help", check_rc=0).stdout
+
+
+def test_list_stats_counts_the_tier(capsys):
+    assert main(["list", "--sweep", "smoke", "--stats"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "346 cases"
+    assert out[2].startswith("op") and "DEPTHWISE_CONV2D" in out[2] and "TRANSPOSE_CONV2D" in out[2]

@@ -74,7 +74,7 @@ def _contexts(bases) -> list[ConvConfig]:
 
 
 def smoke() -> list[ConvConfig]:
-    """CI tier: every TOSA conv op, scheme, data set and context (~5 min on 2 cores)."""
+    """CI tier: every TOSA conv op, scheme, data set and context (~3 min with 2 workers)."""
     cases = [parse_descriptor(f"{b}_q{s}") for b in SMOKE_BASES for s in SCHEMES]
     cases += [
         parse_descriptor(f"{b}_q{s}_ds{d}")
