@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from harness.config import ConfigError, ConvConfig, parse_descriptor
-from harness.results import CaseResult, Outcome, ResultWriter, merge
+from harness.results import CaseResult, ResultWriter, merge
 
 DEFAULT_RESULTS = "reports/pytest/results.jsonl"
 

@@ -37,6 +37,7 @@ CONTEXTS = (
     "bn",
     "permute-in",
     "permute-out",
+    "permute-add",
     "view-in",
     "view-out",
     "maxpool",

@@ -246,6 +246,27 @@ class PermuteOut(ContextModule):
         return torch.movedim(_abs_conv(self.conv, x), 1, -1)
 
 
+class PermuteAdd(ContextModule):
+    """The conv's output permuted to channels-last, then added to a second input.
+
+    An a16w8 conv feeding a permute whose consumer wants INT32 takes its own
+    branch in RewriteConvPass (a widened rescale before the layout permute).
+    """
+
+    def forward(self, x, z):
+        return torch.movedim(self.conv(x), 1, -1) + z
+
+    def bound(self, x, z):
+        return torch.movedim(_abs_conv(self.conv, x), 1, -1) + z.abs()
+
+    def dot_product_length(self) -> int:
+        return super().dot_product_length() + 1
+
+    def int_tolerance(self, quantized) -> int:
+        """As a residual add: 1 + ceil(s_conv / s_out)."""
+        return 1 + math.ceil(quantized.qparams.output.scale / quantized.output.scale)
+
+
 class ViewIn(ContextModule):
     """The model takes a flat (N, C*spatial) input and views it as (N, C, spatial)."""
 
@@ -297,6 +318,7 @@ def build_context(c: ConvConfig, conv: nn.Module, descriptor: str, seed: int) ->
         "permute-out": PermuteOut,
         "view-in": ViewIn,
         "view-out": ViewOut,
+        "permute-add": PermuteAdd,
     }
     if name in simple:
         return simple[name](c, conv, descriptor, seed)

@@ -181,11 +181,14 @@ def make_tensors(c: ConvConfig, seed: int) -> CaseTensors:
 
 def context_inputs(c: ConvConfig, x: torch.Tensor, g: torch.Generator) -> tuple[torch.Tensor, ...]:
     """The model inputs for conv input `x`: in the context's layout, plus a
-    second input shaped like the conv's output for concatenating contexts."""
+    second input shaped like the conv's output (channels-last for
+    permute-add) for contexts that combine it with another tensor."""
     if c.context == "permute-in":
         return (torch.movedim(x, 1, -1).contiguous(),)
     if c.context == "view-in":
         return (x.reshape(x.shape[0], -1),)
     if c.context in ("cat", "relu6-cat"):
         return (x, torch.randn((c.batch, c.out_channels, *c.output_size()), generator=g))
+    if c.context == "permute-add":
+        return (x, torch.randn((c.batch, *c.output_size(), c.out_channels), generator=g))
     return (x,)

@@ -43,7 +43,7 @@ def test_validation_accepts_exactly_what_torch_runs(
         output_padding=(output_padding,) * rank, padding_mode=padding_mode,
     )
     try:
-        c = ConvConfig(**fields)
+        ConvConfig(**fields)
     except ConfigError:
         ours = False
     else:
