@@ -4,12 +4,15 @@ The program's own graph is interpreted node by node in torch (the boundary
 quantize/dequantize ops stay on the CPU, as on a device); each delegate call
 is replaced by the reference model running that delegate's flatbuffer,
 in-process. Delegate inputs and outputs are matched by name and laid out in
-each tensor's dim order, as the backend declared it.
+each tensor's dim order, as the backend declared it. A graph with dynamic dims
+gets them resolved for the run's inputs first (`harness.tosa_shapes`).
 """
 
 from __future__ import annotations
 
 import os
+import pickle
+import signal
 import tempfile
 from contextlib import contextmanager
 
@@ -18,6 +21,7 @@ import torch
 
 from harness.runners import Availability, RunnerError
 from harness.tosa_graph import read_tosa
+from harness.tosa_shapes import ShapeError, is_dynamic, resolve_shapes
 
 _DELEGATE = torch.ops.higher_order.executorch_call_delegate
 
@@ -75,6 +79,42 @@ def _from_numpy(a: np.ndarray, dtype: torch.dtype, shape: tuple[int, ...], dim_o
     return t.permute(inverse).contiguous()
 
 
+def _run_isolated(buffer: bytes, feed: list[np.ndarray]) -> tuple[list[np.ndarray], str, str]:
+    """The reference model on `buffer` in a forked child: (outputs, status, error).
+
+    The model can crash the process on a graph it should refuse (seen: a
+    bf16 TRANSPOSE_CONV2D inside a COND_IF branch, SIGSEGV). In a child, a
+    crash costs this run only and becomes a runner error instead of killing a
+    pytest session. fork() shares the loaded model copy-on-write (about 5 ms).
+    """
+    import tosa_reference_model as reference_model
+
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child: run, send the result, leave without any cleanup handlers
+        try:
+            os.close(read_end)
+            try:
+                outputs, status = reference_model.run(buffer, feed)
+                payload = pickle.dumps(([np.asarray(o) for o in outputs], status.name, ""))
+            except Exception as e:  # noqa: BLE001
+                payload = pickle.dumps(([], "", f"refused the graph ({e})"))
+            with os.fdopen(write_end, "wb") as pipe:
+                pipe.write(payload)
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        payload = pipe.read()
+    _, wait_status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(wait_status):
+        signal_number = os.WTERMSIG(wait_status)
+        return [], "", f"crashed (signal {signal_number}, {signal.Signals(signal_number).name})"
+    if not payload:
+        return [], "", f"child exited with status {os.waitstatus_to_exitcode(wait_status)} and no result"
+    return pickle.loads(payload)
+
+
 class _DelegateInterpreter(torch.fx.Interpreter):
     def __init__(self, gm: torch.fx.GraphModule, run_delegate):
         super().__init__(gm)
@@ -105,8 +145,11 @@ class TosaReferenceRunner:
 
     def run(self, artifact, inputs: tuple[torch.Tensor, ...]) -> list[torch.Tensor]:
         gm = artifact.program.exported_program().module()
-        with torch.no_grad():
-            outputs = _DelegateInterpreter(gm, self._run_delegate).run(*inputs)
+        try:
+            with torch.no_grad():
+                outputs = _DelegateInterpreter(gm, self._run_delegate).run(*inputs)
+        except RunnerError as e:  # without the note the interpreter appends ("While executing ...")
+            raise RunnerError(str(e).split(" While executing ")[0]) from None
         return list(outputs) if isinstance(outputs, (tuple, list)) else [outputs]
 
     def _log_tail(self, lines: int = 3) -> str:
@@ -117,8 +160,6 @@ class TosaReferenceRunner:
         return " | ".join(useful[:lines]) or "no log"
 
     def _run_delegate(self, lowered, args) -> tuple[torch.Tensor, ...]:
-        import tosa_reference_model as reference_model
-
         if lowered.backend_id != "TOSABackend":
             raise RunnerError(f"delegate for backend {lowered.backend_id} cannot run on the TOSA reference model")
         buffer = bytes(lowered.processed_bytes)
@@ -133,16 +174,21 @@ class TosaReferenceRunner:
                 raise RunnerError(f"TOSA input {info.name} is not a delegate input ({', '.join(user_inputs)})")
             order = tuple(placeholders[info.name].meta["val"].dim_order())
             array = _to_numpy(by_name[info.name], order)
-            if tuple(array.shape) != info.shape:
+            if len(array.shape) != len(info.shape) or any(d not in (-1, a) for d, a in zip(info.shape, array.shape)):
                 raise RunnerError(f"TOSA input {info.name} has shape {info.shape}, delegate gives {array.shape}")
             feed.append(array)
-        try:
-            with _captured_stdio(self._sink), _without_debugger(self._empty_dir):
-                outputs, status = reference_model.run(buffer, feed)
-        except Exception as e:  # the binding raises on graphs it cannot even build
-            raise RunnerError(f"reference model refused the graph ({e}): {self._log_tail()}") from None
-        if status != reference_model.GraphStatus.TOSA_VALID:
-            raise RunnerError(f"reference model returned {status.name}: {self._log_tail()}")
+        if is_dynamic(buffer):  # the model allocates every tensor up front: give it this run's shapes
+            try:
+                buffer = resolve_shapes(buffer, [a.shape for a in feed])
+            except ShapeError as e:
+                raise RunnerError(f"cannot resolve the graph's dynamic shapes for inputs {[a.shape for a in feed]}: {e}") from None
+            summary = read_tosa(buffer)
+        with _captured_stdio(self._sink), _without_debugger(self._empty_dir):
+            outputs, status, error = _run_isolated(buffer, feed)
+        if error:  # the binding raises on graphs it cannot even build, or the model crashed
+            raise RunnerError(f"reference model {error}: {self._log_tail()}")
+        if status != "TOSA_VALID":
+            raise RunnerError(f"reference model returned {status}: {self._log_tail()}")
         output_nodes = program.graph.output_node().args[0]
         if len(outputs) != len(output_nodes):
             raise RunnerError(f"reference model gave {len(outputs)} outputs, delegate declares {len(output_nodes)}")
