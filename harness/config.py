@@ -42,7 +42,15 @@ CONTEXTS = (
     "view-out",
     "maxpool",
     "avgpool",
+    "cond",
 )
+# Which dims are exported as torch.export.Dim: none; the batch; the spatial
+# dims over a narrow range (the backend enumerates each size's remainder);
+# the spatial dims over a range too wide to enumerate (truly symbolic); all.
+DYNAMICS = ("none", "batch", "spatial", "spatial-wide", "all")
+# Contexts whose only input is the conv's own (N, C, spatial) input, so a
+# dynamic dim has one meaning throughout the graph.
+DYNAMIC_CONTEXTS = ("none", "relu", "relu6", "hardtanh", "chain", "chain3", "bn", "permute-out", "maxpool", "avgpool")
 RESIDUAL_CONTEXTS = ("add", "relu-add")
 POOL_CONTEXTS = ("maxpool", "avgpool")
 
@@ -74,6 +82,7 @@ class ConvConfig:
     scheme: str = "fp32"
     dataset: str = "normal"
     context: str = "none"
+    dynamic: str = "none"
 
     def __post_init__(self) -> None:
         # Fill per-dim defaults so `ConvConfig(rank=2, ..., kernel=(3, 3))` is
@@ -115,6 +124,25 @@ class ConvConfig:
     def asymmetric_padding(self) -> bool:
         """Torch pads some dim more after than before ('same' with an odd total)."""
         return any(before != after for before, after in self.explicit_padding())
+
+    @property
+    def dynamic_spatial(self) -> bool:
+        return self.dynamic in ("spatial", "spatial-wide", "all")
+
+    @property
+    def runtime_trim(self) -> bool:
+        """A dynamic spatial dim with stride > 1: how much of the input the
+        strided windows leave over depends on the run's size, so the backend
+        computes the conv's pad and input slice in the graph (shape ops)."""
+        return self.dynamic_spatial and any(s > 1 for s in self.stride)
+
+    @property
+    def runtime_pad(self) -> bool:
+        """`runtime_trim` on a dim that is also padded: the backend inserts a
+        PAD whose amount is computed at run time."""
+        return self.dynamic_spatial and any(
+            s > 1 and before + after > 0 for s, (before, after) in zip(self.stride, self.explicit_padding())
+        )
 
     @property
     def depth_multiplier(self) -> int:
@@ -214,6 +242,15 @@ def validate(c: ConvConfig) -> None:
     _check_choice("scheme", c.scheme, SCHEMES)
     _check_choice("dataset", c.dataset, DATASETS)
     _check_choice("context", c.context, CONTEXTS)
+    _check_choice("dynamic", c.dynamic, DYNAMICS)
+    if c.dynamic != "none" and c.context not in DYNAMIC_CONTEXTS:
+        _fail("dynamic", c.dynamic, f"dynamic dims need a context of {', '.join(DYNAMIC_CONTEXTS)}, not {c.context}")
+    least = 5 if c.context in POOL_CONTEXTS else 2  # a 3x3/2 pool of 5 gives 2
+    if c.dynamic_spatial and min(_output_size(c)) < least:
+        _fail("dynamic", c.dynamic, f"dynamic spatial dims need every conv output size >= {least} in context "
+              f"{c.context}, not {_output_size(c)} (torch.export specializes a dim whose example size is 1)")
+    if c.dynamic in ("batch", "all") and c.batch < 2:
+        _fail("dynamic", c.dynamic, "a dynamic batch needs an example batch >= 2 (torch.export specializes a size-1 dim)")
     if not isinstance(c.bias, bool):
         _fail("bias", c.bias, "must be a bool")
     if not isinstance(c.transposed, bool):
@@ -287,6 +324,7 @@ _TOKENS: dict[str, tuple[str, str]] = {
     "q": ("scheme", "word"),
     "ds": ("dataset", "word"),
     "cx": ("context", "word"),
+    "dy": ("dynamic", "word"),
 }
 _KEYS_LONGEST_FIRST = sorted(_TOKENS, key=len, reverse=True)
 _HEAD = re.compile(r"^(t?)conv([123])d$")
@@ -304,7 +342,7 @@ def format_descriptor(c: ConvConfig) -> str:
 
     Only [a-z0-9x_-] appear, so it is safe as a pytest id, a shell word and a
     file name. Output padding is printed only for transposed convs (it is
-    always zero otherwise).
+    always zero otherwise), dynamic dims only when there are some.
     """
     pad = c.padding if isinstance(c.padding, str) else _dims(c.padding)
     parts = [
@@ -328,6 +366,8 @@ def format_descriptor(c: ConvConfig) -> str:
         f"ds{c.dataset}",
         f"cx{c.context}",
     ]
+    if c.dynamic != "none":
+        parts.append(f"dy{c.dynamic}")
     return "_".join(parts)
 
 

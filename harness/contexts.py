@@ -69,6 +69,7 @@ class ContextModule(nn.Module):
     # Integer data stays exact through the whole graph in fp32 (no non-integer
     # parameters, no division): the `exact` data set's bit-exact rule applies.
     exact_arithmetic = True
+    control_flow = False  # a torch.cond in the graph: lowered with the TOSA cf extension
 
     def __init__(self, c: ConvConfig, conv: nn.Module, descriptor: str, seed: int):
         super().__init__()
@@ -267,6 +268,24 @@ class PermuteAdd(ContextModule):
         return 1 + math.ceil(quantized.qparams.output.scale / quantized.output.scale)
 
 
+class Cond(ContextModule):
+    """The conv inside both branches of a `torch.cond` on the input's sign.
+
+    Its weight and bias are captured by the branch graphs, so RewriteConvPass
+    must resolve them through the control-flow boundary. The false branch
+    convolves -x: whichever branch runs, the output is the conv of +-x.
+    """
+
+    exact_arithmetic = True
+    control_flow = True
+
+    def forward(self, x):
+        return torch.cond(x.sum() > 0, lambda a: self.conv(a), lambda a: self.conv(-a), (x,))
+
+    def bound(self, x):
+        return _abs_conv(self.conv, x)
+
+
 class ViewIn(ContextModule):
     """The model takes a flat (N, C*spatial) input and views it as (N, C, spatial)."""
 
@@ -319,6 +338,7 @@ def build_context(c: ConvConfig, conv: nn.Module, descriptor: str, seed: int) ->
         "view-in": ViewIn,
         "view-out": ViewOut,
         "permute-add": PermuteAdd,
+        "cond": Cond,
     }
     if name in simple:
         return simple[name](c, conv, descriptor, seed)

@@ -176,6 +176,8 @@ def make_tensors(c: ConvConfig, seed: int) -> CaseTensors:
         samples = (context_inputs(c, calibration, generator(d, seed, "context")),)
     else:
         samples = (inputs,)
+    if c.context == "cond":  # each branch must see data: the predicate is the input's sign
+        samples = samples + tuple((-sample[0], *sample[1:]) for sample in samples)
     return CaseTensors(inputs=inputs, weight=w, bias=b if c.bias else None, calibration=samples, conv_input=x)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import gc
 import json
 import logging
@@ -21,10 +22,11 @@ import numpy as np
 import torch
 
 from harness.canaries import injected
-from harness.cases.known_issues import known_issue
+from harness.cases.known_issues import known_issue, known_issues
 from harness.cases.rejections import expected_rejection
 from harness.config import ConvConfig
 from harness.data import FLOAT_DTYPES, make_tensors
+from harness.dynamic import export_dims, run_configs
 from harness.judge import Judge
 from harness.lowering import Artifact, QuantizedModel, lower, quantize
 from harness.model import build_model
@@ -91,9 +93,23 @@ def release_graph_caches() -> None:
             fn.cache_clear()
 
 
+def root_cause(error: BaseException) -> BaseException:
+    """The innermost exception of a chain. ExecuTorch's pass manager wraps a
+    failing pass in "An error occurred when running the ... pass after the
+    following passes: [...]"; what went wrong is in the exception it wraps."""
+    seen = {id(error)}
+    while True:
+        inner = error.__cause__ or error.__context__
+        if inner is None or id(inner) in seen:
+            return error
+        seen.add(id(inner))
+        error = inner
+
+
 class _StageError(Exception):
     def __init__(self, stage: str, error: BaseException):
-        super().__init__(f"{stage}: {type(error).__name__}: {error}")
+        cause = root_cause(error)
+        super().__init__(f"{stage}: {type(cause).__name__}: {cause}")
         self.stage = stage
         self.error = error
 
@@ -138,15 +154,20 @@ def run_case(
     except _StageError as e:
         state["traceback"] = "".join(traceback.format_exception(e.error))
         rule = expected_rejection(config)
-        if e.stage in LOWERING_STAGES and rule and rule.matches_error(str(e.error)):
+        message = f"{e.error} {root_cause(e.error)}"
+        if e.stage in LOWERING_STAGES and rule and rule.matches_error(message):
             result.outcome = Outcome.EXPECTED_REJECTION
-            result.reason = f"{rule.name}: {rule.reason} (raised in {e.stage}: {_one_line(e.error, 200)})"
+            result.reason = f"{rule.name}: {rule.reason} (raised in {e.stage}: {_one_line(root_cause(e.error), 200)})"
         else:
             result.outcome = _STAGE_OUTCOME[e.stage]
             result.reason = _one_line(str(e))
     except RunnerError as e:
         result.outcome = Outcome.RUNNER_ERROR
         result.reason = _one_line(str(e))
+    except Exception as e:  # noqa: BLE001 - a harness bug costs this case only, with its traceback
+        state["traceback"] = "".join(traceback.format_exception(e))
+        result.outcome = Outcome.HARNESS_ERROR
+        result.reason = _one_line(f"harness: {type(e).__name__}: {e}")
     _apply_registry(result)
     release_graph_caches()
     timings["total"] = round(time.perf_counter() - start, 4)
@@ -162,19 +183,24 @@ def _run(config: ConvConfig, seed: int, runner_name: str, timings, result: CaseR
     state["inputs"] = tensors.inputs
     qmodel: QuantizedModel | None = None
     lowered_model, inputs = model, tensors.inputs
+    variants = run_configs(config)  # a dynamic-shape program runs at several sizes
+    variant_tensors = {v: _timed("build", timings, _variant_tensors, v, tensors, seed) for v in variants[1:]}
+    dims = export_dims(config)
     if config.is_quantized:
+        # Calibrated on every size it will run at, as a deployed dynamic model would be.
+        calibration = tensors.calibration + tuple(s for t in variant_tensors.values() for s in t.calibration)
         qmodel = _timed(
-            "quantize", timings, quantize, model, tensors.inputs, config.scheme, tensors.calibration,
-            model.conv_index,
+            "quantize", timings, quantize, model, tensors.inputs, config.scheme, calibration, model.conv_index, dims,
         )
         if qmodel.qparams is not None:
             result.metrics["qparams"] = qmodel.qparams.summary()
         lowered_model = qmodel.module
     elif config.scheme != "fp32":
-        dtype = FLOAT_DTYPES[config.scheme]
-        lowered_model = copy.deepcopy(model).to(dtype)
-        inputs = tuple(x.to(dtype) for x in tensors.inputs)
-    artifact: Artifact = _timed("lower", timings, lower, lowered_model, inputs, config.scheme)
+        lowered_model = copy.deepcopy(model).to(FLOAT_DTYPES[config.scheme])
+        inputs = _program_inputs(config, tensors)
+    artifact: Artifact = _timed(
+        "lower", timings, lower, lowered_model, inputs, config.scheme, dims, getattr(model, "control_flow", False)
+    )
     state["tosa"] = artifact.tosa
     result.tosa_ops = list(artifact.tosa_ops)
     result.conv_ops = list(artifact.conv_ops)
@@ -198,29 +224,68 @@ def _run(config: ConvConfig, seed: int, runner_name: str, timings, result: CaseR
         result.outcome = Outcome.SKIPPED
         result.reason = availability.reason
         return
-    outputs = _timed("run", timings, runner.run, artifact, inputs)
-    output = outputs[0].float()
-    state["output"] = output
-    judge = _timed("compare", timings, Judge, config, tensors, model, qmodel, artifact.conv_acc_types)
-    state["reference"] = torch.as_tensor(judge.reference)
-    verdict = _timed("compare", timings, judge.judge, output)
-    result.outcome, result.reason = verdict.outcome, verdict.reason
-    result.metrics.update(verdict.metrics)
+    verdicts = []
+    for variant in variants:
+        tensors = variant_tensors.get(variant, tensors)
+        outputs = _timed("run", timings, runner.run, artifact, _program_inputs(variant, tensors))
+        output = outputs[0].float()
+        judge = _timed("compare", timings, Judge, variant, tensors, model, qmodel, artifact.conv_acc_types)
+        verdict = _timed("compare", timings, judge.judge, output)
+        verdicts.append((variant, verdict))
+        if not verdicts[1:] or verdict.outcome is not Outcome.PASS:
+            state["inputs"], state["output"], state["reference"] = tensors.inputs, output, torch.as_tensor(judge.reference)
+        if verdict.outcome is Outcome.MISMATCH:
+            break
+    result.outcome, result.reason, result.metrics = _combine(verdicts, result.metrics)
     if rule and result.outcome is Outcome.PASS:
         result.stale = f"expected rejection {rule.name} did not happen: the backend now supports it; update the rule"
 
 
+def _program_inputs(config: ConvConfig, tensors) -> tuple[torch.Tensor, ...]:
+    """The inputs the lowered program takes: fp16/bf16 schemes take their own type."""
+    if config.scheme in FLOAT_DTYPES and config.scheme != "fp32":
+        return tuple(x.to(FLOAT_DTYPES[config.scheme]) for x in tensors.inputs)
+    return tensors.inputs
+
+
+def _variant_tensors(variant: ConvConfig, nominal, seed: int):
+    """Inputs drawn for the variant's size; the model's parameters stay the nominal ones."""
+    return dataclasses.replace(make_tensors(variant, seed), weight=nominal.weight, bias=nominal.bias)
+
+
+def _size(c: ConvConfig) -> str:
+    return f"n{c.batch} i{'x'.join(map(str, c.input_size))}"
+
+
+def _combine(verdicts, metrics: dict) -> tuple[Outcome, str, dict]:
+    """One outcome for a case run at one or more sizes: the first size that did
+    not pass decides (a mismatch stops the run); its metrics are reported."""
+    nominal = verdicts[0][1]
+    decisive_variant, decisive = next(((c, v) for c, v in verdicts if v.outcome is not Outcome.PASS), verdicts[0])
+    merged = {**metrics, **decisive.metrics}
+    reason = decisive.reason
+    if len(verdicts) > 1:
+        merged["sizes"] = [
+            {"size": _size(c), "outcome": v.outcome.value,
+             **{k: v.metrics[k] for k in ("max_lsb", "max_err", "sqnr_db") if k in v.metrics}}
+            for c, v in verdicts
+        ]
+        if decisive is not nominal and reason:
+            reason = f"at {_size(decisive_variant)}: {reason}"
+    return decisive.outcome, reason, merged
+
+
 def _apply_registry(result: CaseResult) -> None:
     """Known issues: a listed failure becomes known_issue; a pass is stale."""
-    issue = known_issue(result.descriptor)
-    if issue is None:
-        return
-    if result.outcome.value in issue.outcomes:
+    issue = known_issue(result.descriptor, result.outcome.value, result.metrics, result.reason)
+    if issue is not None:
         result.metrics["actual_outcome"] = result.outcome.value
         result.outcome = Outcome.KNOWN_ISSUE
         result.reason = f"{issue.id}: {issue.reason} [{result.reason}]"
-    elif result.outcome is Outcome.PASS:
-        result.stale = f"known issue {issue.id} no longer reproduces: remove it from the registry"
+        return
+    strict = [i for i in known_issues(result.descriptor) if i.strict]
+    if strict and result.outcome is Outcome.PASS:
+        result.stale = f"known issue {strict[0].id} no longer reproduces: remove it from the registry"
 
 
 def _keep(root: Path, result: CaseResult, state: dict) -> Path:

@@ -95,7 +95,7 @@ class ConvQParams:
                 "scale_max": max(self.weight.scales),
                 "dtype": self.weight.dtype,
             },
-            "bias": None if self.bias is None else {"dtype": str(self.bias.dtype).replace("torch.", "")},
+            "bias": None if not isinstance(self.bias, torch.Tensor) else {"dtype": str(self.bias.dtype).replace("torch.", "")},
         }
 
 
@@ -141,9 +141,18 @@ class Artifact:
 
 
 # -- quantizer and compile spec ------------------------------------------------------
+def tosa_spec(scheme: str, dynamic: bool = False, control_flow: bool = False) -> str:
+    """The TOSA spec a case lowers to. Symbolic dims need the shape extension,
+    which TOSA 1.1 introduced; a `torch.cond` needs the control-flow one."""
+    spec = TOSA_SPECS[scheme]
+    if dynamic:
+        spec = spec.replace("TOSA-1.0", "TOSA-1.1") + "+shape"
+    return spec + "+cf" if control_flow else spec
+
+
 @lru_cache(maxsize=None)
-def compile_spec(scheme: str) -> TosaCompileSpec:
-    return TosaCompileSpec(TOSA_SPECS[scheme])
+def compile_spec(scheme: str, dynamic: bool = False, control_flow: bool = False) -> TosaCompileSpec:
+    return TosaCompileSpec(tosa_spec(scheme, dynamic, control_flow))
 
 
 def _quantization_config(scheme: str):
@@ -156,10 +165,10 @@ def _quantization_config(scheme: str):
     raise ValueError(f"scheme {scheme!r} is not quantized")
 
 
-def quantizer(scheme: str) -> TOSAQuantizer:
+def quantizer(scheme: str, control_flow: bool = False) -> TOSAQuantizer:
     """A fresh quantizer per case (50 us): it keeps the last graph it annotated,
     and no state may pass from one case to the next."""
-    q = TOSAQuantizer(compile_spec(scheme))
+    q = TOSAQuantizer(compile_spec(scheme, control_flow=control_flow))
     q.set_global(_quantization_config(scheme))
     return q
 
@@ -184,7 +193,11 @@ _CONV_TARGETS = {
 
 
 def _value(gm: torch.fx.GraphModule, arg):
-    if isinstance(arg, torch.fx.Node) and arg.op == "get_attr":
+    """A constant argument's value; None for a graph input (a parameter a
+    control-flow branch receives from its parent is a placeholder there)."""
+    if isinstance(arg, torch.fx.Node):
+        if arg.op != "get_attr":
+            return None
         obj = gm
         for part in arg.target.split("."):
             obj = getattr(obj, part)
@@ -289,17 +302,63 @@ def quantize(
     scheme: str,
     calibration: tuple[tuple, ...] | None = None,
     conv_index: int = 0,
+    dynamic_shapes=None,
 ) -> QuantizedModel:
     """PT2E post-training quantization, calibrated on each sample of `calibration`
-    (default: the inputs). `conv_index`: which conv in graph order is under test."""
+    (default: the inputs). `conv_index`: which conv in graph order is under test.
+    With `dynamic_shapes` the model is captured with those symbolic dims, so
+    calibration samples may come in every size the program will run at."""
     # No guard function in the captured module: the Arm quantizer's
     # annotation passes cannot retrace a call_module node.
-    captured = torch.export.export(model, inputs).module(check_guards=False)
-    prepared = prepare_pt2e(captured, quantizer(scheme))
-    for sample in calibration if calibration is not None else (inputs,):
-        prepared(*sample)
-    converted = convert_pt2e(prepared)
+    captured = torch.export.export(model, inputs, dynamic_shapes=dynamic_shapes).module(check_guards=False)
+    samples = calibration if calibration is not None else (inputs,)
+    if _cond_branches(captured):
+        converted = _quantize_with_branches(captured, quantizer(scheme, control_flow=True), samples)
+    else:
+        prepared = prepare_pt2e(captured, quantizer(scheme))
+        for sample in samples:
+            prepared(*sample)
+        converted = convert_pt2e(prepared)
     return QuantizedModel(converted, conv_qparams(converted), output_qparams(converted), conv_index)
+
+
+_COND = torch.ops.higher_order.cond
+
+
+def _cond_branches(gm: torch.fx.GraphModule) -> list[str]:
+    """Attribute names of the branch graphs of every torch.cond in `gm`."""
+    return [arg.target for n in gm.graph.nodes if n.op == "call_function" and n.target is _COND
+            for arg in n.args[1:3]]
+
+
+class _EagerCond(torch.fx.Interpreter):
+    """Runs a graph with each torch.cond replaced by a plain call of the branch
+    its predicate picks. Called through torch.cond, a branch is traced with
+    symbolic values and its observers fail on data-dependent checks
+    (GuardOnDataDependentSymNode, torch 2.13); called directly, they calibrate."""
+
+    def call_function(self, target, args, kwargs):
+        if target is _COND:
+            predicate, true_branch, false_branch, operands = args
+            return (true_branch if bool(predicate) else false_branch)(*operands)
+        return super().call_function(target, args, kwargs)
+
+
+def _quantize_with_branches(captured: torch.fx.GraphModule, q: TOSAQuantizer, samples) -> torch.fx.GraphModule:
+    """PT2E for a graph with torch.cond: prepare_pt2e does not descend into
+    the branch graphs, so each branch is prepared and converted as a graph of
+    its own (one level of nesting); the calibration samples must visit both branches."""
+    prepared = prepare_pt2e(captured, q)
+    branches = _cond_branches(prepared)
+    for name in branches:
+        prepared.set_submodule(name, prepare_pt2e(getattr(prepared, name), q))
+    for sample in samples:
+        _EagerCond(prepared).run(*sample)
+    converted_branches = {name: convert_pt2e(getattr(prepared, name)) for name in branches}
+    converted = convert_pt2e(prepared)
+    for name, branch in converted_branches.items():
+        converted.set_submodule(name, branch)
+    return converted
 
 
 _BOUNDARY_TARGETS = ("quantize_per_tensor", "dequantize_per_tensor", "executorch_call_delegate")
@@ -317,10 +376,14 @@ def _cpu_ops(program: EdgeProgramManager) -> tuple[str, ...]:
     return tuple(left)
 
 
-def lower(module: torch.nn.Module, inputs: tuple, scheme: str) -> Artifact:
-    """Export and lower through the TOSA partitioner; summarize the result."""
-    spec = compile_spec(scheme)
-    exported = torch.export.export(module, inputs)
+def lower(
+    module: torch.nn.Module, inputs: tuple, scheme: str, dynamic_shapes=None, control_flow: bool = False
+) -> Artifact:
+    """Export (with `dynamic_shapes`, if any) and lower through the TOSA
+    partitioner; summarize the result."""
+    dynamic = dynamic_shapes is not None
+    spec = compile_spec(scheme, dynamic, control_flow)
+    exported = torch.export.export(module, inputs, dynamic_shapes=dynamic_shapes)
     # As ExecuTorch's own Arm flows do (aot_arm_compiler, the Arm recipes, the
     # Arm tests): the edge IR verifier does not know the TOSA dialect's dtypes.
     program = to_edge_transform_and_lower(
@@ -335,7 +398,7 @@ def lower(module: torch.nn.Module, inputs: tuple, scheme: str) -> Artifact:
     tosa = tuple(bytes(d.processed_bytes) for d in delegates)
     return Artifact(
         scheme=scheme,
-        tosa_spec=TOSA_SPECS[scheme],
+        tosa_spec=tosa_spec(scheme, dynamic, control_flow),
         program=program,
         tosa=tosa,
         summaries=tuple(read_tosa(t) for t in tosa),

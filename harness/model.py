@@ -101,7 +101,8 @@ def border_mask(c: ConvConfig) -> torch.Tensor:
     # output positions of the two problems line up.
     margin = [s * (((k - 1) * d) // s + 2) for k, d, s in zip(c.kernel, c.dilation, c.stride)]
     ones_w = torch.ones((1, 1, *c.kernel), dtype=torch.float64)
-    plain = c.replace(in_channels=1, out_channels=1, groups=1, batch=1, padding_mode="zeros", bias=False)
+    plain = c.replace(in_channels=1, out_channels=1, groups=1, batch=1, padding_mode="zeros", bias=False,
+                      context="none", dynamic="none")
     actual = conv_forward(plain, torch.ones((1, 1, *c.input_size), dtype=torch.float64), ones_w, None)
     wide_size = tuple(L + 2 * m for L, m in zip(c.input_size, margin))
     wide = conv_forward(plain, torch.ones((1, 1, *wide_size), dtype=torch.float64), ones_w, None)

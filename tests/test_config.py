@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from harness.config import (
     CONTEXTS,
     DATASETS,
+    DYNAMICS,
     PADDING_MODES,
     SCHEMES,
     ConfigError,
@@ -62,6 +63,7 @@ def configs(draw) -> ConvConfig:
             scheme=draw(st.sampled_from(SCHEMES)),
             dataset=draw(st.sampled_from(DATASETS)),
             context=draw(st.sampled_from(CONTEXTS)),
+            dynamic=draw(st.sampled_from(DYNAMICS)),
         )
     except ConfigError:
         from hypothesis import assume
@@ -103,6 +105,9 @@ def test_canonical_descriptor_is_stable():
     assert c.descriptor == "conv2d_n1_ic8_oc16_g1_i32x32_k3x3_s2x2_p1x1_d1x1_b1_pmzeros_qa8w8_dsnormal_cxnone"
     t = parse_descriptor("tconv2d_ic8_oc4_i8x8_k3_s2_p1_op1")
     assert t.descriptor == "tconv2d_n1_ic8_oc4_g1_i8x8_k3x3_s2x2_p1x1_d1x1_op1x1_b1_pmzeros_qfp32_dsnormal_cxnone"
+    # Dynamic dims are the one token printed only when set: static ids never changed.
+    dyn = parse_descriptor("conv2d_n2_ic8_oc16_i32x32_k3_dyall")
+    assert dyn.descriptor.endswith("_cxnone_dyall") and dyn.dynamic == "all"
 
 
 BASE = dict(rank=2, in_channels=4, out_channels=4, input_size=(8, 8), kernel=(3, 3))
@@ -134,6 +139,9 @@ BASE = dict(rank=2, in_channels=4, out_channels=4, input_size=(8, 8), kernel=(3,
         ({"dataset": "weird"}, "dataset", "one of normal"),
         ({"context": "relu9"}, "context", "one of"),
         ({"bias": 1}, "bias", "a bool"),
+        ({"dynamic": "height"}, "dynamic", "one of none, batch"),
+        ({"dynamic": "spatial", "context": "cat"}, "dynamic", "need a context of none"),
+        ({"dynamic": "batch"}, "dynamic", "example batch >= 2"),
     ],
 )
 def test_validation_rule(changes, field, rule):

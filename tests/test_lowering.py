@@ -61,3 +61,20 @@ def test_undocumented_failure_is_not_excused(tmp_path):
     assert r.outcome is Outcome.KNOWN_ISSUE
     assert r.metrics["actual_outcome"] == "not_delegated"
     assert "int-same-asymmetric-pad" in r.reason
+
+
+def test_conv_in_both_branches_of_a_cond_is_quantized_and_lowered():
+    """The public PT2E flow does not descend into torch.cond branches; ours
+    prepares, calibrates (each branch called directly) and converts each one."""
+    from harness.data import make_tensors
+    from harness.lowering import quantize
+    from harness.model import build_model
+
+    c = parse_descriptor("conv2d_ic4_oc8_i8x8_k3_p1_qa8w8_cxcond")
+    t = make_tensors(c, 0)
+    assert len(t.calibration) == 2 and (t.calibration[1][0] == -t.calibration[0][0]).all()  # both branches
+    q = quantize(build_model(c, t, 0), t.inputs, c.scheme, t.calibration)
+    assert len(q.convs) == 2 and all(p is not None for p in q.convs)
+    r = run_case(c)
+    assert r.outcome is Outcome.PASS, r.reason
+    assert "COND_IF" in r.tosa_ops and r.conv_ops == ["CONV2D", "CONV2D"]

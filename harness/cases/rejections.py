@@ -54,6 +54,12 @@ REJECTIONS: tuple[Rejection, ...] = (
         lambda c: c.transposed and c.groups > 1 and c.scheme in ("a8w8", "a16w8"),
     ),
     Rejection(
+        "dynamic-padding-mode",
+        "Pad mode '<mode>' does not support symbolic shape yet.",
+        lambda c: c.dynamic_spatial and c.padding_mode != "zeros" and any(sum(p) for p in c.explicit_padding()),
+        error_pattern="does not support symbolic shape",
+    ),
+    Rejection(
         "tconv-out-pad-exceeds-kernel",
         "Transpose convolution out_pad exceeds kernel height/width.",
         lambda c: c.transposed and c.rank == 2 and _tconv_pad_exceeds_kernel(c),

@@ -9,7 +9,10 @@
   any two dimensions (shape family, channels, groups, sizes, kernel, stride,
   padding, dilation, bias, padding mode, scheme, data set, context, ...)
   appears in some valid case, wherever a valid case can hold that pair.
-* `random_cases`: seeded uniform sampling over the same dimensions.
+* `random_cases`: seeded uniform sampling over the same dimensions (a
+  quarter of them with dynamic dims).
+* `dynamic_cases`: hand-picked bases with dynamic dims (`torch.export.Dim`),
+  each run at several sizes.
 
 All are pure functions of their arguments: same call, same list, same order.
 """
@@ -18,7 +21,7 @@ from __future__ import annotations
 
 import random
 
-from harness.config import CONTEXTS, DATASETS, PADDING_MODES, SCHEMES, ConfigError, ConvConfig, parse_descriptor
+from harness.config import CONTEXTS, DATASETS, DYNAMICS, PADDING_MODES, SCHEMES, ConfigError, ConvConfig, parse_descriptor
 
 # One line per target; the comment names the branch it aims at.
 EDGE_BASES = (
@@ -95,6 +98,34 @@ REJECTION_CASES = (
 )
 
 
+# Dynamic shapes (each in batch, spatial, spatial-wide and all): the symbolic
+# branches of SizeAdjustInputPass and RewriteConvPass and the runtime PAD.
+DYNAMIC_BASES = (
+    "conv2d_n2_ic4_oc8_i16x17_k3_s2_p1",  # runtime pad and trim on both axes
+    "conv2d_n2_ic4_oc8_i16x17_k3_s2",  # no pad: the input slice is symbolic
+    "conv2d_n2_ic4_oc8_i17x17_k3_s3_p1",  # pad < stride - 1: slice as a sum of floor-divs
+    "conv2d_n2_ic4_oc8_i12x12_k3_p1",  # stride 1: remainder constant, padding static
+    "conv2d_n2_ic3_oc5_i11x14_k3x5_s3x1_p1x2_d1x2",  # symbolic on H only
+    "conv2d_n2_ic4_oc8_g4_i12x12_k3_s2_p1",  # depthwise
+    "conv2d_n2_ic4_oc8_g2_i12x12_k3_s2",  # grouped (decomposed)
+    "conv2d_n2_ic4_oc8_i16x16_k3_s2_p2_d2",  # dilation
+    "conv2d_n2_ic4_oc8_i9x9_k2_psame",  # 'same' with an odd total pad
+    "conv2d_n2_ic4_oc8_i9x9_k3_p1_pmreplicate",  # padding mode: documented unsupported
+    "conv1d_n2_ic4_oc8_i17_k3_s2_p1",
+    "conv3d_n2_ic2_oc4_i6x7x8_k3_s2_p1",
+    "conv2d_n2_ic8_oc8_b0_i12x12_k3_s2_p1",  # no bias: the inserted zero bias
+    "tconv2d_n2_ic4_oc8_i7x8_k3_s2_p1_op1",
+    "conv2d_n2_ic8_oc8_i12x12_k3_p1_cxmaxpool",
+    "conv2d_n2_ic8_oc8_i12x12_k3_s2_p1_cxrelu",
+    "conv2d_n2_ic8_oc8_i12x12_k3_s2_p1_cxchain",
+)
+DYNAMIC_KINDS = ("batch", "spatial", "spatial-wide", "all")
+
+
+def dynamic_cases(schemes=SCHEMES, bases=DYNAMIC_BASES, kinds=DYNAMIC_KINDS) -> list[ConvConfig]:
+    return [_with(b, dy=k, q=s) for b in bases for k in kinds for s in schemes]
+
+
 def _with(base: str, **tokens: str) -> ConvConfig:
     return parse_descriptor(base + "".join(f"_{k}{v}" for k, v in tokens.items()))
 
@@ -144,7 +175,10 @@ DIMENSIONS: dict[str, list] = {
     "scheme": list(SCHEMES),
     "dataset": list(DATASETS),
     "context": list(CONTEXTS),
+    "dynamic": list(DYNAMICS),
 }
+# Random draws: most real graphs are static; one case in four is dynamic.
+_RANDOM_DYNAMIC = ("none",) * 12 + DYNAMICS[1:]
 
 
 def build(row: dict) -> ConvConfig:
@@ -182,6 +216,7 @@ def build(row: dict) -> ConvConfig:
         scheme=row["scheme"],
         dataset=row["dataset"],
         context=row["context"],
+        dynamic=row.get("dynamic", "none"),
     )
 
 
@@ -237,7 +272,8 @@ def random_cases(n: int, seed: int) -> list[ConvConfig]:
     attempts = 0
     while len(out) < n and attempts < 200 * max(n, 1):
         attempts += 1
-        row = {name: rng.choice(values) for name, values in DIMENSIONS.items()}
+        row = {name: rng.choice(values) for name, values in DIMENSIONS.items() if name != "dynamic"}
+        row["dynamic"] = rng.choice(_RANDOM_DYNAMIC)
         try:
             c = build(row)
         except ConfigError:

@@ -49,6 +49,13 @@ SMOKE_REJECTIONS = (
 )
 
 
+# Dynamic dims: runtime pad, symbolic slice, depthwise; each run at 3 sizes.
+SMOKE_DYNAMIC_BASES = (
+    "conv2d_n2_ic4_oc8_i16x17_k3_s2_p1",
+    "conv2d_n2_ic4_oc8_i16x17_k3_s2",
+    "conv2d_n2_ic4_oc8_g4_i12x12_k3_s2_p1",
+)
+
 # Every graph context in every scheme, around a conv whose output shape
 # equals its input shape (so residual adds and 3x3/2 pooling apply).
 CONTEXT_BASES = ("conv2d_ic8_oc8_i12x12_k3_p1",)
@@ -85,13 +92,14 @@ def smoke() -> list[ConvConfig]:
     ]
     cases += [c for c in _contexts(CONTEXT_BASES) if c.context != "none"]
     cases += [parse_descriptor(d) for d in SMOKE_REJECTIONS]
+    cases += strategies.dynamic_cases(bases=SMOKE_DYNAMIC_BASES, kinds=("spatial", "all"))
     return cases
 
 
 def nightly() -> list[ConvConfig]:
     """Smoke plus every strategy: edge cases and rejections in every scheme,
-    the grid, the pairwise covering array, contexts on more bases, and 400
-    seeded random cases."""
+    the grid, the pairwise covering array, contexts on more bases, dynamic
+    shapes on every dynamic base, and 400 seeded random cases."""
     return (
         smoke()
         + strategies.edge_cases()
@@ -99,6 +107,7 @@ def nightly() -> list[ConvConfig]:
         + strategies.grid()
         + strategies.pairwise()
         + _contexts(NIGHTLY_CONTEXT_BASES)
+        + strategies.dynamic_cases()
         + strategies.random_cases(400, seed=0)
     )
 

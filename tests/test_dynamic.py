@@ -1,0 +1,109 @@
+"""Dynamic-shape cases: the exported dims, the sizes a case runs at, the
+flatbuffer shape resolver, and one end-to-end run per kind."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from harness.config import parse_descriptor
+from harness.dynamic import NARROW_SPAN, WIDE_SPAN, export_dims, run_configs
+from harness.execute import run_case
+from harness.results import Outcome
+from harness.tosa_shapes import ShapeError, is_dynamic, resolve_shapes
+
+
+def test_static_case_runs_once_at_its_size():
+    c = parse_descriptor("conv2d_ic4_oc8_i16x17_k3_s2_p1")
+    assert export_dims(c) is None
+    assert run_configs(c) == (c,)
+
+
+def test_dynamic_dims_and_run_sizes():
+    c = parse_descriptor("conv2d_n2_ic4_oc8_i16x17_k3_s2_p1_dyall")
+    (dims,) = export_dims(c)
+    assert set(dims) == {0, 2, 3}
+    assert (dims[2].min, dims[2].max) == (16, 16 + NARROW_SPAN)
+    sizes = [(v.batch, v.input_size) for v in run_configs(c)]
+    assert sizes == [(2, (16, 17)), (3, (17, 18)), (2, (18, 19))]
+    # every run size lies in the exported range
+    for v in run_configs(c):
+        assert all(dims[2 + i].min <= s <= dims[2 + i].max for i, s in enumerate(v.input_size))
+        assert dims[0].min <= v.batch <= dims[0].max
+    wide = export_dims(c.replace(dynamic="spatial-wide"))[0]
+    assert 0 not in wide and wide[2].max - wide[2].min == WIDE_SPAN > 256  # beyond exact-set enumeration
+    assert [v.batch for v in run_configs(c.replace(dynamic="batch"))] == [2, 3]
+
+
+def test_runtime_padding_properties():
+    assert parse_descriptor("conv2d_ic4_oc8_i16x17_k3_s2_p1_dyspatial").runtime_pad
+    assert not parse_descriptor("conv2d_ic4_oc8_i16x17_k3_s1_p1_dyspatial").runtime_trim  # remainder constant
+    assert not parse_descriptor("conv2d_n2_ic4_oc8_i16x17_k3_s2_p1_dybatch").runtime_trim
+    unpadded = parse_descriptor("conv2d_ic4_oc8_i16x17_k3_s2_dyspatial-wide")
+    assert unpadded.runtime_trim and not unpadded.runtime_pad
+
+
+@pytest.fixture(scope="module")
+def dynamic_graph() -> tuple[torch.nn.Module, bytes]:
+    """A conv lowered with symbolic batch, H and W (stride 3, pad 1: shape ops, SLICE and PAD)."""
+    from executorch.backends.arm.tosa.partitioner import TOSAPartitioner
+    from executorch.exir import EdgeCompileConfig, to_edge_transform_and_lower
+
+    from harness.execute import setup_process
+    from harness.lowering import compile_spec
+
+    setup_process()
+    torch.manual_seed(0)
+    m = torch.nn.Conv2d(4, 8, 3, stride=3, padding=1).eval()
+    dims = {0: torch.export.Dim("b", min=1, max=4), 2: torch.export.Dim("h", min=9, max=40),
+            3: torch.export.Dim("w", min=9, max=40)}
+    ep = torch.export.export(m, (torch.randn(2, 4, 16, 17),), dynamic_shapes=({**dims},))
+    program = to_edge_transform_and_lower(ep, partitioner=[TOSAPartitioner(compile_spec("fp32", True))],
+                                          compile_config=EdgeCompileConfig(_check_ir_validity=False))
+    gm = program.exported_program().graph_module
+    (delegate,) = [getattr(gm, n.target) for n in gm.graph.nodes if n.op == "get_attr"]
+    return m, bytes(delegate.processed_bytes)
+
+
+@pytest.mark.parametrize("shape", [(2, 4, 16, 17), (1, 4, 9, 40), (3, 4, 13, 11)])
+def test_resolved_graph_runs_on_the_reference_model(dynamic_graph, shape):
+    import tosa_reference_model as reference_model
+
+    from harness.tosa_graph import read_tosa
+
+    m, buffer = dynamic_graph
+    assert is_dynamic(buffer)
+    resolved = resolve_shapes(buffer, [shape])
+    assert not is_dynamic(resolved) and len(resolved) == len(buffer)
+    expected = m(torch.randn(shape)).shape
+    assert read_tosa(resolved).outputs[0].shape == tuple(expected)
+    x = torch.randn(shape)
+    (out,), status = reference_model.run(resolved, [x.numpy()])
+    assert status == reference_model.GraphStatus.TOSA_VALID
+    np.testing.assert_allclose(out, m(x).detach().numpy(), atol=1e-5)
+
+
+def test_resolver_refuses_inputs_that_contradict_the_graph(dynamic_graph):
+    _, buffer = dynamic_graph
+    with pytest.raises(ShapeError, match=r"input_1: declared shape \[-1, 4, -1, -1\] but the graph gives \[2, 5, 16, 17\]"):
+        resolve_shapes(buffer, [(2, 5, 16, 17)])
+    with pytest.raises(ShapeError, match="graph has 1 inputs, got 2 shapes"):
+        resolve_shapes(buffer, [(2, 4, 16, 17), (1,)])
+
+
+@pytest.mark.parametrize("descriptor, outcome", [
+    ("conv2d_n2_ic4_oc8_i16x17_k3_s2_p1_dyall", Outcome.PASS),
+    ("conv2d_n2_ic4_oc8_i16x17_k3_s2_dyspatial-wide_qa8w8", Outcome.PASS),
+    # the backend pads a quantized conv's runtime border with 0, not the zero point
+    ("conv2d_n2_ic4_oc8_i16x17_k3_s2_p1_dyspatial_qa8w8", Outcome.KNOWN_ISSUE),
+    ("conv2d_n2_ic4_oc8_i12x12_k3_p1_pmreflect_dyspatial", Outcome.EXPECTED_REJECTION),
+])
+def test_dynamic_case_end_to_end(descriptor, outcome):
+    r = run_case(parse_descriptor(descriptor))
+    assert r.outcome is outcome, r.reason
+    assert not r.stale
+    if outcome is Outcome.PASS:
+        assert [s["outcome"] for s in r.metrics["sizes"]] == ["pass"] * 3
+    if outcome is Outcome.KNOWN_ISSUE:
+        assert r.metrics["actual_outcome"] == "mismatch" and r.metrics["where"]["interior"] == 0
