@@ -25,6 +25,26 @@ def test_known_issue_matching():
     assert known_issue(parse_descriptor("conv1d_ic4_oc8_i12_k2_psame_qa16w8").descriptor).id == "int-same-asymmetric-pad"
 
 
+def test_a_case_hitting_two_issues_is_explained_by_the_one_matching_its_outcome():
+    d = parse_descriptor("conv2d_n2_ic8_oc8_i12x12_k3_s2_p1_cxrelu6_dyspatial_qa8w8").descriptor
+    assert known_issue(d, "not_delegated").id == "int-relu6-not-delegated"
+    border = {"where": {"border": 12, "interior": 0}}
+    assert known_issue(d, "mismatch", border).id == "int-dynamic-pad-zero-point"
+    # its signature: a mismatch inside the image is another bug
+    assert known_issue(d, "mismatch", {"where": {"border": 12, "interior": 1}}) is None
+    assert known_issue(d, "mismatch", {}) is None
+    assert known_issue(d, "runner_error") is None
+    # stride 1: the padding stays static, the zero point is right
+    assert known_issue(parse_descriptor("conv2d_ic8_oc8_i12x12_k3_p1_dyspatial_qa8w8").descriptor, "mismatch", border) is None
+
+
+def test_error_signature_limits_what_an_entry_explains():
+    d = parse_descriptor("tconv2d_n2_ic4_oc8_i7x8_k3_s2_p1_op1_dyspatial").descriptor
+    crash = "lower: RuntimeError: Unknown operator tosa.TRANSPOSE_CONV2D.default for TOSA : TOSA-1.1+FP+shape"
+    assert known_issue(d, "lowering_error", {}, crash).id == "dynamic-tconv-no-tosa-1.1-visitor"
+    assert known_issue(d, "lowering_error", {}, "lower: KeyError: 'something else'") is None
+
+
 @pytest.mark.parametrize(
     "text, fragment",
     [
@@ -34,6 +54,9 @@ def test_known_issue_matching():
         ("[[issue]\n", "not valid TOML"),
         ("[[issue]]\nid='x'\ndescriptor='a'\noutcomes=['mismatch']\nreason='r'\nlink='l'\nfields={colour='red'}\n",
          "unknown config field 'colour'"),
+        ("[[issue]]\nid='x'\ndescriptor='a'\noutcomes=['mismatch']\nreason='r'\nlink='l'\nerror='('\n", "bad error regex"),
+        ("[[issue]]\nid='x'\ndescriptor='a'\noutcomes=['mismatch']\nreason='r'\nlink='l'\nstrict='no'\n",
+         "strict must be true or false"),
     ],
 )
 def test_bad_registry_is_one_clear_line(text, fragment):

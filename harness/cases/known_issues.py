@@ -6,6 +6,14 @@ config attributes or properties (e.g. `asymmetric_padding`) and the values
 they may take.
 It is strict: a matching case that passes is reported as fixed, so the
 entry gets removed rather than silently hiding a later regression.
+
+Optional keys narrow an entry further: `error`, a regex the case's reason
+must match (so a lowering error explains only that crash, not any crash of
+the same config); and, for bugs that only show on some data,
+`border_only = true` explains a mismatch only if every differing element
+is on the border (the harness localizes mismatches), so an interior error in
+the same config still fails; `strict = false` lets a matching case pass
+without being reported as fixed (say why in the reason).
 """
 
 from __future__ import annotations
@@ -31,6 +39,20 @@ class KnownIssue:
     reason: str
     link: str
     fields: tuple[tuple[str, tuple], ...] = ()  # config attribute -> allowed values
+    strict: bool = True  # a matching case that passes is reported as fixed
+    border_only: bool = False  # explains a mismatch only if it is all on the border
+    error: re.Pattern | None = None  # the reason must match this
+
+    def explains(self, outcome: str, metrics: dict, reason: str = "") -> bool:
+        """Whether this entry accounts for a case that ended in `outcome`."""
+        if outcome not in self.outcomes:
+            return False
+        if self.error is not None and self.error.search(reason) is None:
+            return False
+        if self.border_only and outcome == "mismatch":
+            where = metrics.get("where")
+            return bool(where) and where.get("interior") == 0
+        return True
 
     def matches(self, descriptor: str) -> bool:
         if self.descriptor.search(descriptor) is None:
@@ -75,8 +97,20 @@ def parse_registry(text: str, source: str = "registry") -> tuple[KnownIssue, ...
         bad = [o for o in entry["outcomes"] if o not in allowed]
         if bad:
             raise RegistryError(f"{where}: unknown outcome(s) {bad}; allowed: {', '.join(sorted(allowed))}")
+        flags: dict = {}
+        if "error" in entry:
+            try:
+                flags["error"] = re.compile(entry["error"])
+            except re.error as e:
+                raise RegistryError(f"{where}: bad error regex {entry['error']!r}: {e}") from e
+        for key in ("strict", "border_only"):
+            if key in entry:
+                if not isinstance(entry[key], bool):
+                    raise RegistryError(f"{where}: {key} must be true or false, not {entry[key]!r}")
+                flags[key] = entry[key]
         issues.append(
-            KnownIssue(entry["id"], pattern, tuple(entry["outcomes"]), " ".join(entry["reason"].split()), entry["link"], tuple(fields))
+            KnownIssue(entry["id"], pattern, tuple(entry["outcomes"]), " ".join(entry["reason"].split()), entry["link"],
+                       tuple(fields), **flags)
         )
     return tuple(issues)
 
@@ -86,8 +120,18 @@ def registry() -> tuple[KnownIssue, ...]:
     return parse_registry(REGISTRY.read_text(encoding="utf-8"), str(REGISTRY))
 
 
-def known_issue(descriptor: str) -> KnownIssue | None:
-    for issue in registry():
-        if issue.matches(descriptor):
+def known_issues(descriptor: str) -> tuple[KnownIssue, ...]:
+    """Every registry entry that matches, in registry order (a case can hit two
+    issues, e.g. a ReLU6 that is not delegated and a dynamic-shape pad)."""
+    return tuple(issue for issue in registry() if issue.matches(descriptor))
+
+
+def known_issue(
+    descriptor: str, outcome: str | None = None, metrics: dict | None = None, reason: str = ""
+) -> KnownIssue | None:
+    """The first matching entry; with `outcome` (and the case's `metrics` and
+    `reason`), the first that explains it."""
+    for issue in known_issues(descriptor):
+        if outcome is None or issue.explains(outcome, metrics or {}, reason):
             return issue
     return None
