@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -19,7 +20,7 @@ from harness.results import ResultsFileError
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 LIST_FIELDS = (
     "rank", "transposed", "groups", "in_channels", "out_channels", "kernel", "stride", "padding",
-    "dilation", "output_padding", "bias", "scheme", "batch", "input_size", "padding_mode", "dataset", "context",
+    "dilation", "output_padding", "bias", "scheme", "batch", "input_size", "padding_mode", "dataset", "context", "dynamic",
 )
 
 
@@ -32,7 +33,8 @@ def _parser() -> argparse.ArgumentParser:
     ls.add_argument("--random", type=int, default=0, metavar="N", help="append N seeded random cases")
     ls.add_argument("--seed", type=int, default=0, help="seed of the random cases (default: 0)")
     ls.add_argument("--json", action="store_true", help="one JSON object per line with the config fields")
-    ls.add_argument("--stats", action="store_true", help="counts per rank, expected TOSA op, scheme, context, data set")
+    ls.add_argument("--filter", metavar="REGEX", help="only descriptors matching this regex (re.search)")
+    ls.add_argument("--stats", action="store_true", help="counts per rank, expected TOSA op, scheme, context, data set, dynamic dims")
 
     run = sub.add_parser("run", help="run one case and print its outcome, metrics and TOSA ops")
     run.add_argument("descriptor", help="case descriptor, e.g. conv2d_ic8_oc16_i32x32_k3x3_s2_p1_qa8w8")
@@ -45,6 +47,7 @@ def _parser() -> argparse.ArgumentParser:
     sw = sub.add_parser("sweep", help="run a whole sweep in parallel workers, write results and a summary")
     sw.add_argument("--sweep", default="smoke", help="sweep: smoke, nightly or full (default: smoke)")
     sw.add_argument("--random", type=int, default=0, metavar="N", help="append N random cases drawn with --seed")
+    sw.add_argument("--filter", metavar="REGEX", help="only descriptors matching this regex, e.g. '_dy' or '_qa16w8_'")
     sw.add_argument("--results", help="JSONL results path (default: reports/<sweep>/results.jsonl)")
     sw.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1, help="worker processes (default: CPU count)")
     sw.add_argument("--seed", type=int, default=0, help="data seed, and seed of --random cases (default: 0)")
@@ -75,15 +78,26 @@ def _print_stats(configs) -> None:
     print(f"{len(configs)} cases")
     for title, key in (("rank", lambda c: f"{'t' if c.transposed else ''}conv{c.rank}d"), ("op", expected_op),
                        ("scheme", lambda c: c.scheme), ("context", lambda c: c.context),
-                       ("data set", lambda c: c.dataset)):
+                       ("data set", lambda c: c.dataset), ("dynamic", lambda c: c.dynamic)):
         counts = Counter(key(c) for c in configs)
         print(f"{title:9s} " + ", ".join(f"{k} {n}" for k, n in sorted(counts.items(), key=lambda kv: -kv[1])))
+
+
+def select(configs, pattern: str | None):
+    """The configs whose descriptor matches `pattern` (all if None)."""
+    if pattern is None:
+        return configs
+    try:
+        regex = re.compile(pattern)
+    except re.error as e:
+        raise ConfigError(f"invalid --filter {pattern!r}: not a regular expression ({e})") from None
+    return [c for c in configs if regex.search(c.descriptor)]
 
 
 def _cmd_list(args) -> int:
     from harness.cases.sweeps import sweep
 
-    configs = sweep(args.sweep, args.random, args.seed)
+    configs = select(sweep(args.sweep, args.random, args.seed), args.filter)
     if args.stats:
         _print_stats(configs)
         return EXIT_OK
@@ -156,7 +170,7 @@ def _cmd_sweep(args) -> int:
         from harness.canaries import get
 
         get(args.canary)
-    configs = sweep(args.sweep, args.random, args.seed)
+    configs = select(sweep(args.sweep, args.random, args.seed), args.filter)
     results_path = Path(args.results or f"reports/{args.sweep}/results.jsonl")
     part = results_path.with_name(results_path.stem + ".part" + results_path.suffix)
     part.unlink(missing_ok=True)

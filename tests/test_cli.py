@@ -43,6 +43,7 @@ def test_list_json_has_the_config_fields(capsys):
         (["run", "conv2d_ic8_oc8_i8x8_k3_xx1"], "unknown descriptor token 'xx1'"),
         (["run", "conv2d_ic8_oc8_i8x8_k3", "--runner", "fpga"], "unknown runner 'fpga'"),
         (["sweep", "-j", "0"], "invalid -j 0"),
+        (["sweep", "--filter", "(_qa8"], "invalid --filter '(_qa8': not a regular expression"),
     ],
 )
 def test_bad_input_is_exit_2_with_one_line(args, fragment, capsys):
@@ -90,5 +91,13 @@ def test_help_on_each_verb():
 def test_list_stats_counts_the_tier(capsys):
     assert main(["list", "--sweep", "smoke", "--stats"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == "352 cases"
+    assert out[0] == "394 cases"
     assert out[2].startswith("op") and "DEPTHWISE_CONV2D" in out[2] and "TRANSPOSE_CONV2D" in out[2]
+
+
+def test_list_filter_selects_by_descriptor(capsys):
+    assert main(["list", "--filter", "_dy(spatial|all)$"]) == 0
+    rows = capsys.readouterr().out.splitlines()
+    assert rows and all(r.endswith(("_dyspatial", "_dyall")) for r in rows)
+    assert main(["list", "--filter", "no-such-case"]) == 0
+    assert capsys.readouterr().out == ""
