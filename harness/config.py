@@ -47,7 +47,9 @@ CONTEXTS = (
 # Which dims are exported as torch.export.Dim: none; the batch; the spatial
 # dims over a narrow range (the backend enumerates each size's remainder);
 # the spatial dims over a range too wide to enumerate (truly symbolic); all.
-DYNAMICS = ("none", "batch", "spatial", "spatial-wide", "all")
+# These lower for TOSA 1.1 with the shape extension; the `-tosa10` kinds lower
+# for TOSA 1.0, which has no shape operators (what an Ethos-U target takes).
+DYNAMICS = ("none", "batch", "spatial", "spatial-wide", "all", "batch-tosa10", "spatial-tosa10", "all-tosa10")
 # Contexts whose only input is the conv's own (N, C, spatial) input, so a
 # dynamic dim has one meaning throughout the graph.
 DYNAMIC_CONTEXTS = ("none", "relu", "relu6", "hardtanh", "chain", "chain3", "bn", "permute-out", "maxpool", "avgpool")
@@ -127,7 +129,16 @@ class ConvConfig:
 
     @property
     def dynamic_spatial(self) -> bool:
-        return self.dynamic in ("spatial", "spatial-wide", "all")
+        return self.dynamic in ("spatial", "spatial-wide", "all", "spatial-tosa10", "all-tosa10")
+
+    @property
+    def dynamic_batch(self) -> bool:
+        return self.dynamic in ("batch", "all", "batch-tosa10", "all-tosa10")
+
+    @property
+    def shape_extension(self) -> bool:
+        """Lowered for TOSA 1.1 with the shape extension (dynamic kinds but `-tosa10`)."""
+        return self.dynamic != "none" and not self.dynamic.endswith("-tosa10")
 
     @property
     def runtime_trim(self) -> bool:
@@ -249,7 +260,7 @@ def validate(c: ConvConfig) -> None:
     if c.dynamic_spatial and min(_output_size(c)) < least:
         _fail("dynamic", c.dynamic, f"dynamic spatial dims need every conv output size >= {least} in context "
               f"{c.context}, not {_output_size(c)} (torch.export specializes a dim whose example size is 1)")
-    if c.dynamic in ("batch", "all") and c.batch < 2:
+    if c.dynamic_batch and c.batch < 2:
         _fail("dynamic", c.dynamic, "a dynamic batch needs an example batch >= 2 (torch.export specializes a size-1 dim)")
     if not isinstance(c.bias, bool):
         _fail("bias", c.bias, "must be a bool")

@@ -21,16 +21,12 @@ NARROW_SPAN = 2  # spatial: sizes s .. s+2, few enough for the backend to enumer
 WIDE_SPAN = 512  # spatial-wide: s .. s+512, more than its 256-value exact-set analysis
 
 
-def _dynamic_batch(c: ConvConfig) -> bool:
-    return c.dynamic in ("batch", "all")
-
-
 def export_dims(c: ConvConfig) -> tuple[dict[int, torch.export.Dim], ...] | None:
     """`dynamic_shapes` for `torch.export.export` of the case's model (one input)."""
     if c.dynamic == "none":
         return None
     dims: dict[int, torch.export.Dim] = {}
-    if _dynamic_batch(c):
+    if c.dynamic_batch:
         dims[0] = torch.export.Dim("batch", min=1, max=max(MAX_BATCH, c.batch + 1))
     if c.dynamic_spatial:
         span = WIDE_SPAN if c.dynamic == "spatial-wide" else NARROW_SPAN
@@ -43,7 +39,7 @@ def run_configs(c: ConvConfig) -> tuple[ConvConfig, ...]:
     """The case at every size its program runs at, the nominal one first."""
     if c.dynamic == "none":
         return (c,)
-    other_batch = c.batch + 1 if _dynamic_batch(c) else c.batch
+    other_batch = c.batch + 1 if c.dynamic_batch else c.batch
     if not c.dynamic_spatial:
         return (c, replace(c, batch=other_batch))
     return (

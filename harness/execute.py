@@ -199,7 +199,8 @@ def _run(config: ConvConfig, seed: int, runner_name: str, timings, result: CaseR
         lowered_model = copy.deepcopy(model).to(FLOAT_DTYPES[config.scheme])
         inputs = _program_inputs(config, tensors)
     artifact: Artifact = _timed(
-        "lower", timings, lower, lowered_model, inputs, config.scheme, dims, getattr(model, "control_flow", False)
+        "lower", timings, lower, lowered_model, inputs, config.scheme, dims, getattr(model, "control_flow", False),
+        config.shape_extension,
     )
     state["tosa"] = artifact.tosa
     result.tosa_ops = list(artifact.tosa_ops)

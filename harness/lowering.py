@@ -377,11 +377,17 @@ def _cpu_ops(program: EdgeProgramManager) -> tuple[str, ...]:
 
 
 def lower(
-    module: torch.nn.Module, inputs: tuple, scheme: str, dynamic_shapes=None, control_flow: bool = False
+    module: torch.nn.Module,
+    inputs: tuple,
+    scheme: str,
+    dynamic_shapes=None,
+    control_flow: bool = False,
+    shape_extension: bool | None = None,
 ) -> Artifact:
     """Export (with `dynamic_shapes`, if any) and lower through the TOSA
-    partitioner; summarize the result."""
-    dynamic = dynamic_shapes is not None
+    partitioner; summarize the result. `shape_extension` (default: whether
+    there are dynamic shapes) lowers for TOSA 1.1 with shape operators."""
+    dynamic = dynamic_shapes is not None if shape_extension is None else shape_extension
     spec = compile_spec(scheme, dynamic, control_flow)
     exported = torch.export.export(module, inputs, dynamic_shapes=dynamic_shapes)
     # As ExecuTorch's own Arm flows do (aot_arm_compiler, the Arm recipes, the

@@ -16,7 +16,7 @@ from harness.config import CONTEXTS, DATASETS, SCHEMES, ConfigError, parse_descr
 
 def test_tiers_are_nested_and_sized():
     smoke, nightly = sweep("smoke"), sweep("nightly")
-    assert 300 <= len(smoke) <= 400
+    assert 300 <= len(smoke) <= 450  # its budget is time: <= 8 minutes with -n 2 (about 4 here)
     assert len(nightly) >= 1500
     assert {c.descriptor for c in smoke} <= {c.descriptor for c in nightly}
     assert len({c.descriptor for c in nightly}) == len(nightly)

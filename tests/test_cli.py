@@ -91,7 +91,7 @@ def test_help_on_each_verb():
 def test_list_stats_counts_the_tier(capsys):
     assert main(["list", "--sweep", "smoke", "--stats"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == "394 cases"
+    assert out[0] == "406 cases"
     assert out[2].startswith("op") and "DEPTHWISE_CONV2D" in out[2] and "TRANSPOSE_CONV2D" in out[2]
 
 

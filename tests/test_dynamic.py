@@ -98,6 +98,9 @@ def test_resolver_refuses_inputs_that_contradict_the_graph(dynamic_graph):
     # the backend pads a quantized conv's runtime border with 0, not the zero point
     ("conv2d_n2_ic4_oc8_i16x17_k3_s2_p1_dyspatial_qa8w8", Outcome.KNOWN_ISSUE),
     ("conv2d_n2_ic4_oc8_i12x12_k3_p1_pmreflect_dyspatial", Outcome.EXPECTED_REJECTION),
+    # TOSA 1.0 has no shape operators: static padding lowers, runtime padding stays on the CPU
+    ("conv2d_n2_ic4_oc8_i12x12_k3_p1_dyspatial-tosa10_qa8w8", Outcome.PASS),
+    ("conv2d_n2_ic4_oc8_i16x17_k3_s2_p1_dyspatial-tosa10", Outcome.EXPECTED_REJECTION),
 ])
 def test_dynamic_case_end_to_end(descriptor, outcome):
     r = run_case(parse_descriptor(descriptor))
@@ -107,3 +110,22 @@ def test_dynamic_case_end_to_end(descriptor, outcome):
         assert [s["outcome"] for s in r.metrics["sizes"]] == ["pass"] * 3
     if outcome is Outcome.KNOWN_ISSUE:
         assert r.metrics["actual_outcome"] == "mismatch" and r.metrics["where"]["interior"] == 0
+
+
+def test_a_crashing_reference_model_costs_one_run_not_the_process(monkeypatch):
+    import os
+    import signal
+
+    import tosa_reference_model
+
+    from harness.runners.tosa_ref import _run_isolated
+
+    monkeypatch.setattr(tosa_reference_model, "run", lambda buffer, feed: os.kill(os.getpid(), signal.SIGSEGV))
+    outputs, status, error = _run_isolated(b"", [])
+    assert outputs == [] and error == "crashed (signal 11, SIGSEGV)"
+
+    def refuse(buffer, feed):
+        raise ValueError("Invalid TOSA graph")
+
+    monkeypatch.setattr(tosa_reference_model, "run", refuse)
+    assert _run_isolated(b"", [])[2] == "refused the graph (Invalid TOSA graph)"

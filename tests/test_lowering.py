@@ -78,3 +78,17 @@ def test_conv_in_both_branches_of_a_cond_is_quantized_and_lowered():
     r = run_case(c)
     assert r.outcome is Outcome.PASS, r.reason
     assert "COND_IF" in r.tosa_ops and r.conv_ops == ["CONV2D", "CONV2D"]
+
+
+def test_root_cause_unwraps_the_pass_managers_wrapper():
+    from harness.execute import root_cause
+
+    try:
+        try:
+            raise ValueError("Pad mode 'reflect' does not support symbolic shape yet.")
+        except ValueError as inner:
+            raise Exception("An error occurred when running the '_ExportedProgramGraphPassAdapter' pass") from inner
+    except Exception as wrapped:
+        assert str(root_cause(wrapped)).startswith("Pad mode 'reflect'")
+    lone = RuntimeError("no chain")
+    assert root_cause(lone) is lone

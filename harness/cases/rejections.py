@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-from harness.config import ConvConfig
+from harness.config import POOL_CONTEXTS, ConvConfig
 
 
 @dataclass(frozen=True)
@@ -58,6 +58,13 @@ REJECTIONS: tuple[Rejection, ...] = (
         "Pad mode '<mode>' does not support symbolic shape yet.",
         lambda c: c.dynamic_spatial and c.padding_mode != "zeros" and any(sum(p) for p in c.explicit_padding()),
         error_pattern="does not support symbolic shape",
+    ),
+    Rejection(
+        "dynamic-needs-shape-extension",
+        "Symbolic spatial dims unsupported (without the TOSA shape extension, a conv whose padding or "
+        "input slice depends on a dynamic size is left on the CPU).",
+        lambda c: c.dynamic_spatial and not c.shape_extension
+        and (c.runtime_trim or c.transposed or c.context in POOL_CONTEXTS),  # a 3x3/2 pool trims at run time too
     ),
     Rejection(
         "tconv-out-pad-exceeds-kernel",

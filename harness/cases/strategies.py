@@ -120,6 +120,18 @@ DYNAMIC_BASES = (
     "conv2d_n2_ic8_oc8_i12x12_k3_s2_p1_cxchain",
 )
 DYNAMIC_KINDS = ("batch", "spatial", "spatial-wide", "all")
+# For TOSA 1.0 (no shape operators): static padding lowers, runtime padding must be refused.
+DYNAMIC_TOSA10_BASES = (
+    "conv2d_n2_ic4_oc8_i16x17_k3_s2_p1",
+    "conv2d_n2_ic4_oc8_i12x12_k3_p1",
+    "conv2d_n2_ic4_oc8_g4_i12x12_k3_p1",
+    "conv1d_n2_ic4_oc8_i17_k3_p1",
+    "conv3d_n2_ic2_oc4_i6x7x8_k3_p1",
+    "conv2d_n2_ic8_oc8_i12x12_k3_p1_cxmaxpool",
+    "conv2d_n2_ic8_oc8_i12x12_k3_s2_p1_cxavgpool",
+    "tconv2d_n2_ic4_oc8_i7x8_k3_s2_p1_op1",
+)
+DYNAMIC_TOSA10_KINDS = ("batch-tosa10", "spatial-tosa10")
 
 
 def dynamic_cases(schemes=SCHEMES, bases=DYNAMIC_BASES, kinds=DYNAMIC_KINDS) -> list[ConvConfig]:
@@ -175,10 +187,10 @@ DIMENSIONS: dict[str, list] = {
     "scheme": list(SCHEMES),
     "dataset": list(DATASETS),
     "context": list(CONTEXTS),
-    "dynamic": list(DYNAMICS),
+    "dynamic": [d for d in DYNAMICS if not d.endswith("-tosa10")],  # TOSA 1.0 kinds: DYNAMIC_TOSA10_BASES
 }
 # Random draws: most real graphs are static; one case in four is dynamic.
-_RANDOM_DYNAMIC = ("none",) * 12 + DYNAMICS[1:]
+_RANDOM_DYNAMIC = ("none",) * 12 + tuple(DIMENSIONS["dynamic"][1:])
 
 
 def build(row: dict) -> ConvConfig:

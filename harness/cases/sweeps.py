@@ -55,6 +55,8 @@ SMOKE_DYNAMIC_BASES = (
     "conv2d_n2_ic4_oc8_i16x17_k3_s2",
     "conv2d_n2_ic4_oc8_g4_i12x12_k3_s2_p1",
 )
+# Dynamic spatial dims for TOSA 1.0: static padding lowers, runtime padding is refused.
+SMOKE_TOSA10_BASES = ("conv2d_n2_ic4_oc8_i16x17_k3_s2_p1", "conv2d_n2_ic4_oc8_i12x12_k3_p1")
 
 # Every graph context in every scheme, around a conv whose output shape
 # equals its input shape (so residual adds and 3x3/2 pooling apply).
@@ -93,6 +95,7 @@ def smoke() -> list[ConvConfig]:
     cases += [c for c in _contexts(CONTEXT_BASES) if c.context != "none"]
     cases += [parse_descriptor(d) for d in SMOKE_REJECTIONS]
     cases += strategies.dynamic_cases(bases=SMOKE_DYNAMIC_BASES, kinds=("spatial", "all"))
+    cases += strategies.dynamic_cases(bases=SMOKE_TOSA10_BASES, kinds=("spatial-tosa10",))
     return cases
 
 
@@ -108,6 +111,7 @@ def nightly() -> list[ConvConfig]:
         + strategies.pairwise()
         + _contexts(NIGHTLY_CONTEXT_BASES)
         + strategies.dynamic_cases()
+        + strategies.dynamic_cases(bases=strategies.DYNAMIC_TOSA10_BASES, kinds=strategies.DYNAMIC_TOSA10_KINDS)
         + strategies.random_cases(400, seed=0)
     )
 
