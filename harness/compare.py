@@ -208,8 +208,22 @@ SQNR_FLOOR_DB: dict[tuple[str, str], float] = {
 }
 
 
-def sqnr_floor(scheme: str, dataset: str) -> float:
+def sqnr_floor(scheme: str, dataset: str, saturated: bool = False) -> float:
+    """`saturated`: the fp32 output itself sits at both ends of a clamp for much
+    of the tensor (exact data through a hardtanh): treated like `full-range`."""
+    if saturated:
+        dataset = "full-range"
     return SQNR_FLOOR_DB.get((scheme, dataset), DEFAULT_SQNR_FLOOR_DB.get(scheme, 0.0))
+
+
+def two_sided_saturation(reference: np.ndarray, share: float = 0.2) -> bool:
+    """Whether more than `share` of the elements equal the maximum and more than
+    `share` equal the minimum: an output clamped at both ends, where the
+    quantization step is set by the unclamped range and SQNR says little."""
+    r = np.asarray(reference)
+    if r.size == 0 or r.max() == r.min():
+        return False
+    return bool(np.mean(r == r.max()) > share and np.mean(r == r.min()) > share)
 
 
 def _ranges(values: list[int]) -> str:

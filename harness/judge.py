@@ -113,7 +113,8 @@ class Judge:
         if not fq.passed:
             reasons.append(f"vs fake-quant: {fq.reason}")
         sqnr = compare.sqnr_db(self.eager, output)
-        floor = compare.sqnr_floor(self.config.scheme, self.config.dataset)
+        saturated = compare.two_sided_saturation(self.eager)
+        floor = compare.sqnr_floor(self.config.scheme, self.config.dataset, saturated)
         metrics.update(sqnr_db=sqnr, sqnr_floor_db=floor)
         if sqnr is not None and sqnr < floor:
             reasons.append(f"SQNR {sqnr:.1f} dB against fp32 is below the {floor:.0f} dB floor")

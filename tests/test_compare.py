@@ -149,3 +149,14 @@ def test_dot_product_bound_follows_the_declared_accumulator():
     assert compare.ksb(72, True, "fp16", "fp32") == 2
     assert compare.ksb(72, True, "fp16", "fp16") == 73
     assert compare.dot_product_limit(72, False, "fp32") == 6 * 72
+
+
+def test_sqnr_floor_relaxes_only_for_an_output_clamped_at_both_ends():
+    from harness.compare import sqnr_floor, two_sided_saturation
+
+    clamped = np.array([1.0] * 40 + [-1.0] * 40 + [0.5] * 20)  # exact data through hardtanh(-1, 1)
+    relu_like = np.array([0.0] * 60 + list(np.linspace(0.1, 4, 40)))  # one-sided: keeps the floor
+    assert two_sided_saturation(clamped) and not two_sided_saturation(relu_like)
+    assert not two_sided_saturation(np.zeros(10))
+    assert sqnr_floor("a8w8", "exact", saturated=True) == sqnr_floor("a8w8", "full-range") == 0.0
+    assert sqnr_floor("a8w8", "exact") == 14.0
