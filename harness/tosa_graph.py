@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 CONV_OPS = ("CONV2D", "DEPTHWISE_CONV2D", "TRANSPOSE_CONV2D", "CONV3D")
-_CONV_ATTRIBUTES = {
+CONV_ATTRIBUTES = {
     "CONV2D": "Conv2dAttribute",
     "DEPTHWISE_CONV2D": "DepthwiseConv2dAttribute",
     "TRANSPOSE_CONV2D": "TransposeConv2dAttribute",
@@ -41,13 +41,17 @@ class TosaSummary:
         return tuple(op for op in self.ops if op in CONV_OPS)
 
 
-def _acc_type(op, name: str, dtype_names: dict[int, str]) -> str:
-    module = _CONV_ATTRIBUTES[name]
-    cls = getattr(__import__(f"tosa.{module}", fromlist=[module]), module)
-    attribute = cls()
+def attribute(op, name: str):
+    """Operator `op`'s attribute table read as schema class `name` (e.g. "Conv2dAttribute")."""
+    cls = getattr(__import__(f"tosa.{name}", fromlist=[name]), name)
+    value = cls()
     table = op.Attribute()
-    attribute.Init(table.Bytes, table.Pos)
-    return dtype_names.get(attribute.AccType(), "UNKNOWN")
+    value.Init(table.Bytes, table.Pos)
+    return value
+
+
+def _acc_type(op, name: str, dtype_names: dict[int, str]) -> str:
+    return dtype_names.get(attribute(op, CONV_ATTRIBUTES[name]).AccType(), "UNKNOWN")
 
 
 @lru_cache(maxsize=None)
@@ -81,7 +85,7 @@ def read_tosa(buffer: bytes) -> TosaSummary:
                 name = op_names.get(op.Op(), "UNKNOWN")
                 if name not in _CONSTANT_OPS:
                     ops.append(name)
-                if name in _CONV_ATTRIBUTES:
+                if name in CONV_ATTRIBUTES:
                     acc_types.append(_acc_type(op, name, dtype_names))
             if r == 0 and b == 0:
                 tensors = {}

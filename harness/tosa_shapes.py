@@ -19,7 +19,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from harness.tosa_graph import _enum_names
+from harness.tosa_graph import CONV_ATTRIBUTES, _enum_names, attribute
 
 
 class ShapeError(ValueError):
@@ -47,14 +47,6 @@ _SHAPE_BINARY: dict[str, Callable[[int, int], int]] = {
     "MAX_SHAPE": max,
     "MIN_SHAPE": min,
 }
-
-
-def _attribute(op, name: str):
-    module = __import__(f"tosa.{name}", fromlist=[name])
-    attribute = getattr(module, name)()
-    table = op.Attribute()
-    attribute.Init(table.Bytes, table.Pos)
-    return attribute
 
 
 def _ints(attribute, field: str) -> list[int]:
@@ -93,7 +85,7 @@ def _output_shapes(name: str, op, ins: list[str], st: _State) -> list[int] | Non
         operands = ins[:2] if name == "MUL" else ins  # MUL's third input is its shift
         return _broadcast([st.shapes[i] for i in operands], name)
     if name == "TRANSPOSE":
-        perms = _ints(_attribute(op, "TransposeAttribute"), "Perms")
+        perms = _ints(attribute(op, "TransposeAttribute"), "Perms")
         return [shape(0)[p] for p in perms]
     if name == "SLICE":
         return list(st.values[ins[2]])
@@ -107,13 +99,12 @@ def _output_shapes(name: str, op, ins: list[str], st: _State) -> list[int] | Non
             new[new.index(-1)] = int(np.prod(shape(0))) // known
         return new
     if name == "CONCAT":
-        axis = _attribute(op, "ConcatAttribute").Axis()
+        axis = attribute(op, "ConcatAttribute").Axis()
         out = list(shape(0))
         out[axis] = sum(st.shapes[i][axis] for i in ins)
         return out
     if name in ("CONV2D", "DEPTHWISE_CONV2D", "CONV3D"):
-        attr = _attribute(op, {"CONV2D": "Conv2dAttribute", "CONV3D": "Conv3dAttribute",
-                               "DEPTHWISE_CONV2D": "DepthwiseConv2dAttribute"}[name])
+        attr = attribute(op, CONV_ATTRIBUTES[name])
         pad, stride, dilation = (_ints(attr, f) for f in ("Pad", "Stride", "Dilation"))
         x, w = shape(0), shape(1)
         spatial = len(stride)
@@ -123,13 +114,13 @@ def _output_shapes(name: str, op, ins: list[str], st: _State) -> list[int] | Non
                 for i in range(spatial)]
         return [x[0], *dims, out_c]
     if name == "TRANSPOSE_CONV2D":
-        attr = _attribute(op, "TransposeConv2dAttribute")
+        attr = attribute(op, CONV_ATTRIBUTES[name])
         out_pad, stride = _ints(attr, "OutPad"), _ints(attr, "Stride")
         x, w = shape(0), shape(1)
         dims = [(x[1 + i] - 1) * stride[i] + out_pad[2 * i] + out_pad[2 * i + 1] + w[1 + i] for i in range(2)]
         return [x[0], *dims, w[0]]
     if name in ("MAX_POOL2D", "AVG_POOL2D"):
-        attr = _attribute(op, "MaxPool2dAttribute" if name == "MAX_POOL2D" else "AvgPool2dAttribute")
+        attr = attribute(op, "MaxPool2dAttribute" if name == "MAX_POOL2D" else "AvgPool2dAttribute")
         kernel, stride, pad = (_ints(attr, f) for f in ("Kernel", "Stride", "Pad"))
         x = shape(0)
         return [x[0], *(_conv_out(x[1 + i], pad[2 * i], pad[2 * i + 1], kernel[i], stride[i], 1)
@@ -137,7 +128,7 @@ def _output_shapes(name: str, op, ins: list[str], st: _State) -> list[int] | Non
     if name in _REDUCE:
         attr_name = "ArgMaxAttribute" if name == "ARGMAX" else \
             "".join(p.capitalize() for p in name.split("_")) + "Attribute"
-        axis = _attribute(op, attr_name).Axis()
+        axis = attribute(op, attr_name).Axis()
         out = list(shape(0))
         if name == "ARGMAX":
             del out[axis]
@@ -153,7 +144,7 @@ def _shape_values(name: str, op, ins: list[str], st: _State, tensor) -> list[int
     if name == "CONST_SHAPE":
         return [int(v) for v in np.frombuffer(tensor.DataAsNumpy().tobytes(), dtype="<i8")[: tensor.Rank()]]
     if name == "DIM":
-        return [st.shapes[ins[0]][_attribute(op, "DimAttribute").Axis()]]
+        return [st.shapes[ins[0]][attribute(op, "DimAttribute").Axis()]]
     if name in _SHAPE_BINARY:
         a, b = st.values[ins[0]], st.values[ins[1]]
         return [_SHAPE_BINARY[name](x, y) for x, y in zip(a, b)]
