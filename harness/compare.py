@@ -32,8 +32,18 @@ FP_FORMATS = {  # fraction bits, smallest normal
     "fp32": (23, float(np.finfo(np.float32).tiny)),
     "fp16": (10, float(np.finfo(np.float16).tiny)),
     "bf16": (7, 2.0**-126),
+    "fp8e4m3": (3, 2.0**-6),
+    "fp8e5m2": (2, 2.0**-14),
 }
-FP_MAX = {"fp32": float(np.finfo(np.float32).max), "fp16": 65504.0, "bf16": 3.3895313892515355e38}
+FP_MAX = {
+    "fp32": float(np.finfo(np.float32).max),
+    "fp16": 65504.0,
+    "bf16": 3.3895313892515355e38,
+    "fp8e4m3": 448.0,
+    "fp8e5m2": 57344.0,
+}
+# TOSA: a conv with fp8 operands accumulates in and outputs fp16.
+FP8_CONV_OUTPUT = "fp16"
 
 
 def element(index: tuple[int, ...]) -> dict:
@@ -155,6 +165,66 @@ def dot_product(
         reasons.append(f"{metrics['n_zero_bound_violations']} element(s) non-zero where the bound is 0")
     if sum_sq > sum_sq_limit:
         reasons.append(f"error variance {sum_sq:.3g} > {sum_sq_limit:.3g}")
+    return Verdict(not reasons, metrics, "; ".join(reasons))
+
+
+def half_ulp(values: np.ndarray, fmt: str) -> np.ndarray:
+    """Half the spacing of format `fmt` at |values|: the most one round-to-nearest moves a value."""
+    nf, normal_min = FP_FORMATS[fmt]
+    v = np.maximum(np.abs(values), normal_min)
+    return 2.0 ** (np.floor(np.log2(v)) - nf - 1)
+
+
+def cast_limits(ref: torch.Tensor, bnd: torch.Tensor, ks: int, has_bias: bool, fmt: str, acc: str) -> np.ndarray:
+    """Per-element |out - ref| limit of a conv computed in FP8_CONV_OUTPUT and CAST to `fmt`.
+
+    The conv's own limit e (the DOT_PRODUCT rule for fp8 inputs: 2*ksb units of
+    max(bnd * 2^-11, smallest fp16 normal)) plus one rounding to `fmt` of a
+    value at most |ref| + e: e + half_ulp_fmt(|ref| + e). Infinite where the
+    bound overflows fp16 (no limit there, as in the rule).
+    """
+    conv = FP8_CONV_OUTPUT
+    nf, normal_min = FP_FORMATS[conv]
+    r, b = ref.double().numpy(), bnd.double().numpy()
+    e = dot_product_limit(ks, has_bias, conv, acc) * np.maximum(b * 2.0 ** (-1 - nf), normal_min)
+    limit = e + half_ulp(np.abs(r) + e, fmt)
+    return np.where(b * (1 + 2.0 ** (-1 - nf)) > FP_MAX[conv], np.inf, limit)
+
+
+def dot_product_cast(
+    out: torch.Tensor, ref: torch.Tensor, bnd: torch.Tensor, ks: int, has_bias: bool, fmt: str, acc: str = "fp16"
+) -> Verdict:
+    """An fp8 conv: TOSA computes it into an fp16 tensor, where the DOT_PRODUCT
+    rule holds, and the backend CASTs that to `fmt` (round to nearest), which
+    is all a caller sees. Per element |out - ref| <= `cast_limits`; where bnd
+    is 0 the output must be exactly 0. The rule's variance test is about the
+    fp16 values, which the CAST hides, so it is not applied."""
+    if tuple(out.shape) != tuple(ref.shape):
+        return Verdict(False, {"shape": list(out.shape), "ref_shape": list(ref.shape)}, "output shape differs from the reference")
+    o, r, b = (t.double().numpy() for t in (out, ref, bnd))
+    limits = cast_limits(ref, bnd, ks, has_bias, fmt, acc)
+    ratio = np.where(np.isinf(limits), 0.0, np.abs(o - r) / limits)
+    zero_violations = (b == 0) & (o != 0)
+    worst = _argmax(np.where(zero_violations, np.inf, ratio))
+    n_over = int(np.count_nonzero(ratio > 1))
+    metrics = {
+        "max_err": round(float(ratio.max()), 6) if o.size else 0.0,  # in units of the element's limit
+        "err_limit": 1,
+        "ksb": ksb(ks, has_bias, FP8_CONV_OUTPUT, acc),
+        "acc": acc,
+        "n_over": n_over,
+        "n_zero_bound_violations": int(np.count_nonzero(zero_violations)),
+        "n_total": int(o.size),
+        "max_abs_diff": float(np.max(np.abs(o - r))) if o.size else 0.0,
+        "worst": {**element(worst), "out": float(o[worst]), "ref": float(r[worst]), "bnd": float(b[worst]),
+                  "limit": float(limits[worst])},
+    }
+    reasons = []
+    if n_over:
+        reasons.append(f"{n_over} element(s) beyond the fp16 conv limit plus one rounding to {fmt} "
+                       f"(max {metrics['max_err']:.3g} limits)")
+    if metrics["n_zero_bound_violations"]:
+        reasons.append(f"{metrics['n_zero_bound_violations']} element(s) non-zero where the bound is 0")
     return Verdict(not reasons, metrics, "; ".join(reasons))
 
 

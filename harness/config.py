@@ -17,9 +17,15 @@ from dataclasses import dataclass
 from typing import Union
 
 RANKS = (1, 2, 3)
-SCHEMES = ("fp32", "fp16", "bf16", "a8w8", "a8w8-pt", "a16w8")
+# Schemes a conv runs in inside any graph context.
+GRAPH_SCHEMES = ("fp32", "fp16", "bf16", "a8w8", "a8w8-pt", "a16w8")
+# FP8 (TOSA FP8 extensions: fp8 inputs and weights, an FP16 accumulator and
+# output, a CAST back to fp8): the conv alone and static. The float rule bounds
+# the one fp8 rounding after the conv, not one after every op of a context.
+FP8_SCHEMES = ("fp8e4m3", "fp8e5m2")
+SCHEMES = GRAPH_SCHEMES + FP8_SCHEMES
 INT_SCHEMES = ("a8w8", "a8w8-pt", "a16w8")
-FLOAT_SCHEMES = ("fp32", "fp16", "bf16")
+FLOAT_SCHEMES = ("fp32", "fp16", "bf16", *FP8_SCHEMES)
 PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 PADDING_STRINGS = ("same", "valid")
 DATASETS = ("normal", "full-range", "exact", "channel-skew", "offset", "special")
@@ -47,9 +53,12 @@ CONTEXTS = (
 # Which dims are exported as torch.export.Dim: none; the batch; the spatial
 # dims over a narrow range (the backend enumerates each size's remainder);
 # the spatial dims over a range too wide to enumerate (truly symbolic); all.
+# `spatial-even`: each spatial dim 2*k for a symbolic k, as a model that takes
+# even sizes only declares it: remainders mod a stride of 2 are then constant.
 # These lower for TOSA 1.1 with the shape extension; the `-tosa10` kinds lower
 # for TOSA 1.0, which has no shape operators (what an Ethos-U target takes).
-DYNAMICS = ("none", "batch", "spatial", "spatial-wide", "all", "batch-tosa10", "spatial-tosa10", "all-tosa10")
+DYNAMICS = ("none", "batch", "spatial", "spatial-wide", "all", "batch-tosa10", "spatial-tosa10", "all-tosa10",
+            "spatial-even", "spatial-even-tosa10")
 # Contexts whose only input is the conv's own (N, C, spatial) input, so a
 # dynamic dim has one meaning throughout the graph.
 DYNAMIC_CONTEXTS = ("none", "relu", "relu6", "hardtanh", "chain", "chain3", "bn", "permute-out", "maxpool", "avgpool")
@@ -129,7 +138,13 @@ class ConvConfig:
 
     @property
     def dynamic_spatial(self) -> bool:
-        return self.dynamic in ("spatial", "spatial-wide", "all", "spatial-tosa10", "all-tosa10")
+        return self.dynamic in ("spatial", "spatial-wide", "all", "spatial-tosa10", "all-tosa10", "spatial-even",
+                                "spatial-even-tosa10")
+
+    @property
+    def size_step(self) -> int:
+        """The step between the sizes a dynamic spatial dim may take."""
+        return 2 if self.dynamic.startswith("spatial-even") else 1
 
     @property
     def dynamic_batch(self) -> bool:
@@ -142,17 +157,30 @@ class ConvConfig:
 
     @property
     def runtime_trim(self) -> bool:
-        """A dynamic spatial dim with stride > 1: how much of the input the
-        strided windows leave over depends on the run's size, so the backend
-        computes the conv's pad and input slice in the graph (shape ops)."""
-        return self.dynamic_spatial and any(s > 1 for s in self.stride)
+        """A dynamic spatial dim whose stride does not divide the size step:
+        how much of the input the strided windows leave over depends on the
+        run's size, so the backend computes the conv's pad and input slice in
+        the graph (shape ops)."""
+        return self.dynamic_spatial and any(self.size_step % s for s in self.stride)
 
     @property
     def runtime_pad(self) -> bool:
         """`runtime_trim` on a dim that is also padded: the backend inserts a
         PAD whose amount is computed at run time."""
         return self.dynamic_spatial and any(
-            s > 1 and before + after > 0 for s, (before, after) in zip(self.stride, self.explicit_padding())
+            self.size_step % s and before + after > 0 for s, (before, after) in zip(self.stride, self.explicit_padding())
+        )
+
+    @property
+    def symbolic_slice(self) -> bool:
+        """A dynamic spatial dim whose leftover (constant: the stride divides
+        the size step) exceeds the padding: SizeAdjustInputPass slices a
+        fixed amount off a symbolic size."""
+        if not self.dynamic_spatial or self.transposed or isinstance(self.padding, str):
+            return False
+        return any(
+            s > 1 and not self.size_step % s and (L + 2 * p - d * (k - 1) - 1) % s > p
+            for L, k, s, p, d in zip(self.input_size, self.kernel, self.stride, self.padding, self.dilation)
         )
 
     @property
@@ -254,12 +282,17 @@ def validate(c: ConvConfig) -> None:
     _check_choice("dataset", c.dataset, DATASETS)
     _check_choice("context", c.context, CONTEXTS)
     _check_choice("dynamic", c.dynamic, DYNAMICS)
+    if c.scheme in FP8_SCHEMES and (c.context != "none" or c.dynamic != "none"):
+        _fail("scheme", c.scheme, f"an fp8 scheme runs the conv alone and static (cx none, dy none), "
+              f"not cx {c.context} dy {c.dynamic}")
     if c.dynamic != "none" and c.context not in DYNAMIC_CONTEXTS:
         _fail("dynamic", c.dynamic, f"dynamic dims need a context of {', '.join(DYNAMIC_CONTEXTS)}, not {c.context}")
     least = 5 if c.context in POOL_CONTEXTS else 2  # a 3x3/2 pool of 5 gives 2
     if c.dynamic_spatial and min(_output_size(c)) < least:
         _fail("dynamic", c.dynamic, f"dynamic spatial dims need every conv output size >= {least} in context "
               f"{c.context}, not {_output_size(c)} (torch.export specializes a dim whose example size is 1)")
+    if c.size_step > 1 and any(size % c.size_step for size in c.input_size):
+        _fail("dynamic", c.dynamic, f"needs every input size a multiple of {c.size_step}, not {c.input_size}")
     if c.dynamic_batch and c.batch < 2:
         _fail("dynamic", c.dynamic, "a dynamic batch needs an example batch >= 2 (torch.export specializes a size-1 dim)")
     if not isinstance(c.bias, bool):

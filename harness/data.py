@@ -32,7 +32,13 @@ import torch
 
 from harness.config import ConvConfig
 
-FLOAT_DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+FLOAT_DTYPES = {
+    "fp32": torch.float32,
+    "fp16": torch.float16,
+    "bf16": torch.bfloat16,
+    "fp8e4m3": torch.float8_e4m3fn,
+    "fp8e5m2": torch.float8_e5m2,
+}
 
 
 @dataclass(frozen=True)
@@ -42,7 +48,7 @@ class CaseTensors:
     `conv_input` is what reaches the conv; `inputs` are the model's inputs in
     the layout its graph context takes (plus any second input it needs);
     `calibration` is one or more input tuples for PT2E calibration. For
-    fp16/bf16 schemes every value is representable in that type, so the
+    fp16/bf16/fp8 schemes every value is representable in that type, so the
     fp32/fp64 references see exactly what the lowered model sees.
     """
 

@@ -5,7 +5,8 @@ A case with `dynamic != 'none'` is exported once with symbolic dims and run at
 its nominal size plus bigger ones: the lowering must be right for every size
 in the exported range, not just the example. The extra sizes are chosen to
 land on other remainders of (input + padding - dilated kernel) mod stride,
-which is what SizeAdjustInputPass and RewriteConvPass compute symbolically.
+which is what SizeAdjustInputPass and RewriteConvPass compute symbolically
+(for `spatial-even`, the next even sizes: the sizes the model admits).
 """
 
 from __future__ import annotations
@@ -30,8 +31,12 @@ def export_dims(c: ConvConfig) -> tuple[dict[int, torch.export.Dim], ...] | None
         dims[0] = torch.export.Dim("batch", min=1, max=max(MAX_BATCH, c.batch + 1))
     if c.dynamic_spatial:
         span = WIDE_SPAN if c.dynamic == "spatial-wide" else NARROW_SPAN
+        step = c.size_step
         for i, size in enumerate(c.input_size):
-            dims[2 + i] = torch.export.Dim(f"size{i}", min=size, max=size + span)
+            if step == 1:
+                dims[2 + i] = torch.export.Dim(f"size{i}", min=size, max=size + span)
+            else:  # a derived dim: only multiples of the step exist
+                dims[2 + i] = step * torch.export.Dim(f"size{i}_over_{step}", min=size // step, max=size // step + span)
     return (dims,)
 
 
@@ -42,8 +47,9 @@ def run_configs(c: ConvConfig) -> tuple[ConvConfig, ...]:
     other_batch = c.batch + 1 if c.dynamic_batch else c.batch
     if not c.dynamic_spatial:
         return (c, replace(c, batch=other_batch))
+    step = c.size_step
     return (
         c,
-        replace(c, batch=other_batch, input_size=tuple(s + 1 for s in c.input_size)),
-        replace(c, input_size=tuple(s + 2 for s in c.input_size)),
+        replace(c, batch=other_batch, input_size=tuple(s + step for s in c.input_size)),
+        replace(c, input_size=tuple(s + 2 * step for s in c.input_size)),
     )

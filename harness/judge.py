@@ -12,7 +12,9 @@ deliberately broken outputs.
   intermediate feeds arithmetic, derived from the quantization parameters).
 * Either: SQNR against eager fp32 above the scheme's and data set's floor.
 * Float: the TOSA DOT_PRODUCT rule for the declared accumulator, over the
-  whole graph's bound; on the `exact` data set, the exactly-rounded result.
+  whole graph's bound (fp8: that rule on the conv's fp16 output plus one
+  rounding to fp8); on the `exact` data set, where every partial sum is exact
+  in the accumulator, the exactly-rounded result.
 * A degenerate reference makes the case `mistrusted`.
 """
 
@@ -24,7 +26,7 @@ import numpy as np
 import torch
 
 from harness import compare, oracles
-from harness.config import ConvConfig
+from harness.config import FP8_SCHEMES, ConvConfig
 from harness.data import FLOAT_DTYPES, CaseTensors
 from harness.lowering import QuantizedModel
 from harness.model import border_mask
@@ -130,24 +132,37 @@ class Judge:
     def _judge_float(self, output: torch.Tensor) -> Judgement:
         c = self.config
         ks = self.model.dot_product_length()
-        verdict = compare.dot_product(output, self.ref64, self.bound, ks, self.has_bias, c.scheme, self.acc)
+        if c.scheme in FP8_SCHEMES:
+            verdict = compare.dot_product_cast(output, self.ref64, self.bound, ks, self.has_bias, c.scheme, self.acc)
+        else:
+            verdict = compare.dot_product(output, self.ref64, self.bound, ks, self.has_bias, c.scheme, self.acc)
         metrics = dict(verdict.metrics)
         reasons = [verdict.reason] if not verdict.passed else []
         if tuple(output.shape) == tuple(self.ref64.shape):
             rounded = self.ref64.to(FLOAT_DTYPES[c.scheme]).double()
             inexact = output.double() != rounded
             metrics["n_inexact"] = int(inexact.sum())
-            if c.dataset == "exact" and self.model.exact_arithmetic and metrics["n_inexact"]:
+            if self._exact_rule() and metrics["n_inexact"]:
                 reasons.append(f"{metrics['n_inexact']} element(s) differ from the exactly rounded result on exact data")
             if reasons:
-                exact_rule = c.dataset == "exact" and self.model.exact_arithmetic
-                self._localize(metrics, inexact.numpy() if exact_rule else self._over_limit(output, ks))
+                self._localize(metrics, inexact.numpy() if self._exact_rule() else self._over_limit(output, ks))
         if reasons:
             return Judgement(Outcome.MISMATCH, "; ".join(reasons), metrics)
         degenerate = compare.degenerate_reason(self.reference)
         return Judgement(Outcome.MISTRUSTED if degenerate else Outcome.PASS, degenerate, metrics)
 
+    def _exact_rule(self) -> bool:
+        """Exact data, exact arithmetic, and every partial sum (an integer no
+        larger than the bound) exact in the accumulator: then the output is
+        the exactly rounded result, whatever the summation order."""
+        if self.config.dataset != "exact" or not self.model.exact_arithmetic:
+            return False
+        return float(self.bound.abs().max()) <= 2.0 ** (compare.FP_FORMATS[self.acc][0] + 1)
+
     def _over_limit(self, output: torch.Tensor, ks: int) -> np.ndarray:
         c = self.config
+        if c.scheme in FP8_SCHEMES:
+            limits = compare.cast_limits(self.ref64, self.bound, ks, self.has_bias, c.scheme, self.acc)
+            return np.abs(output.double().numpy() - self.ref64.numpy()) > limits
         per_element = compare.dot_product_errors(output, self.ref64, self.bound, c.scheme)
         return np.abs(per_element) > compare.dot_product_limit(ks, self.has_bias, c.scheme, self.acc)

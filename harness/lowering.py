@@ -44,6 +44,8 @@ TOSA_SPECS = {
     "a8w8": "TOSA-1.0+INT",
     "a8w8-pt": "TOSA-1.0+INT",
     "a16w8": "TOSA-1.0+INT+int16",
+    "fp8e4m3": "TOSA-1.0+FP+fp8e4m3",
+    "fp8e5m2": "TOSA-1.0+FP+fp8e5m2",
 }
 
 

@@ -117,6 +117,60 @@ def test_dot_product_zero_bound_needs_exact_zero():
     assert not v.passed and v.metrics["n_zero_bound_violations"] == 1
 
 
+@pytest.fixture(scope="module")
+def fp8_case():
+    from harness.model import build_model
+
+    c = parse_descriptor("conv2d_ic2_oc8_i12x12_k3_p1_qfp8e4m3")  # KS 18: the fp16 sums add little to the rounding
+    t = make_tensors(c, 0)  # every value representable in fp8
+    ref, bnd = fp64_with_bound(build_model(c, t), t.inputs)
+    return c, t, ref, bnd
+
+
+def _fp8_conv(c, t, flip_channels=False, bias=True):
+    """The conv as TOSA computes it for fp8: fp16 sums, then a CAST to fp8."""
+    from harness.model import conv_forward
+
+    x, w = t.inputs[0].half(), t.weight.half()
+    if flip_channels:  # another summation order
+        x, w = x.flip(1), w.flip(1)
+    acc = torch.nn.functional.conv2d(x, w, t.bias.half() if bias else None, c.stride, c.padding)
+    return acc.to(torch.float8_e4m3fn).float()
+
+
+def test_fp8_rule_passes_fp16_sums_cast_to_fp8_in_any_order(fp8_case):
+    c, t, ref, bnd = fp8_case
+    for flip in (False, True):
+        v = compare.dot_product_cast(_fp8_conv(c, t, flip), ref, bnd, fan_in(c), True, "fp8e4m3")
+        assert v.passed, v.reason
+        assert 0 < v.metrics["max_err"] <= 1
+
+
+def test_fp8_rule_fails_one_fp8_step_a_dropped_bias_and_a_swap(fp8_case):
+    c, t, ref, bnd = fp8_case
+    good = _fp8_conv(c, t)
+    limits = compare.cast_limits(ref, bnd, fan_in(c), True, "fp8e4m3", "fp16")
+    # one fp8 step away from the reference, where a step exceeds the element's slack
+    slack = limits - np.abs(good.double().numpy() - ref.numpy())
+    steps = 2 * compare.half_ulp(good.double().numpy(), "fp8e4m3")
+    i = np.unravel_index(int(np.argmax(steps - slack)), slack.shape)
+    assert steps[i] > slack[i] and np.count_nonzero(steps > slack) > good.numel() // 4
+    off = good.clone()
+    off[i] += float(np.sign(good[i].item() - ref[i].item()) or 1.0) * steps[i]
+    v = compare.dot_product_cast(off, ref, bnd, fan_in(c), True, "fp8e4m3")
+    assert not v.passed and v.metrics["n_over"] == 1
+    assert (v.metrics["worst"]["c"], v.metrics["worst"]["pos"]) == (int(i[1]), [int(i[2]), int(i[3])])
+    assert not compare.dot_product_cast(_fp8_conv(c, t, bias=False), ref, bnd, fan_in(c), True, "fp8e4m3").passed
+    swapped = good[:, [1, 0, *range(2, good.shape[1])]]
+    assert not compare.dot_product_cast(swapped, ref, bnd, fan_in(c), True, "fp8e4m3").passed
+
+
+def test_half_ulp_of_fp8_formats():
+    assert compare.half_ulp(np.array([1.0, 1.9, 2.0, 448.0]), "fp8e4m3").tolist() == [2**-4, 2**-4, 2**-3, 16.0]
+    assert compare.half_ulp(np.array([0.0, 2**-8]), "fp8e4m3").tolist() == [2**-10, 2**-10]  # subnormal spacing
+    assert compare.half_ulp(np.array([1.0]), "fp8e5m2").tolist() == [2**-3]
+
+
 def test_sqnr():
     ref = torch.ones(100)
     assert compare.sqnr_db(ref, ref) is None

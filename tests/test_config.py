@@ -142,6 +142,9 @@ BASE = dict(rank=2, in_channels=4, out_channels=4, input_size=(8, 8), kernel=(3,
         ({"dynamic": "height"}, "dynamic", "one of none, batch"),
         ({"dynamic": "spatial", "context": "cat"}, "dynamic", "need a context of none"),
         ({"dynamic": "batch"}, "dynamic", "example batch >= 2"),
+        ({"dynamic": "spatial-even", "input_size": (8, 9)}, "dynamic", "multiple of 2, not (8, 9)"),
+        ({"scheme": "fp8e4m3", "context": "relu"}, "scheme", "fp8 scheme runs the conv alone"),
+        ({"scheme": "fp8e5m2", "dynamic": "spatial"}, "scheme", "dy none"),
     ],
 )
 def test_validation_rule(changes, field, rule):

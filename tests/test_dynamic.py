@@ -44,6 +44,31 @@ def test_runtime_padding_properties():
     assert unpadded.runtime_trim and not unpadded.runtime_pad
 
 
+def test_even_sizes_are_a_derived_dim_and_keep_remainders_mod_2():
+    c = parse_descriptor("conv2d_n2_ic4_oc8_i16x12_k3_s2_p1_dyspatial-even")
+    (dims,) = export_dims(c)
+    assert set(dims) == {2, 3}
+    assert [v.input_size for v in run_configs(c)] == [(16, 12), (18, 14), (20, 16)]
+    # stride 2 divides the step: the remainder is constant, the padding static
+    assert not c.runtime_trim and not c.runtime_pad and not c.symbolic_slice
+    assert c.replace(stride=(3, 2)).runtime_pad  # stride 3 does not divide it
+    assert c.replace(padding=(0, 0)).symbolic_slice  # remainder 1 > pad 0: a fixed slice of a symbolic size
+
+
+def test_tosa10_rejection_follows_what_needs_shape_operators():
+    from harness.cases.rejections import expected_rejection
+
+    def rejected(d):
+        return expected_rejection(parse_descriptor(d)) is not None
+
+    assert not rejected("conv2d_n2_ic4_oc8_i16x16_k3_s2_p1_dyspatial-even-tosa10")  # static trim
+    assert rejected("conv2d_n2_ic4_oc8_i16x16_k3_s2_dyspatial-even-tosa10")  # symbolic slice
+    assert rejected("conv2d_n2_ic4_oc8_i16x16_k3_s2_p1_dyspatial-tosa10")  # runtime pad
+    assert not rejected("conv2d_n2_ic8_oc8_i12x12_k2_cxmaxpool_dyspatial-even-tosa10")  # odd pool input: no slice
+    assert rejected("conv2d_n2_ic8_oc8_i12x12_k3_p1_cxmaxpool_dyspatial-even-tosa10")  # even: the pool slices
+    assert rejected("conv2d_n2_ic8_oc8_i12x12_k2_cxmaxpool_dyspatial-tosa10")  # any size: parity varies
+
+
 @pytest.fixture(scope="module")
 def dynamic_graph() -> tuple[torch.nn.Module, bytes]:
     """A conv lowered with symbolic batch, H and W (stride 3, pad 1: shape ops, SLICE and PAD)."""
@@ -101,6 +126,8 @@ def test_resolver_refuses_inputs_that_contradict_the_graph(dynamic_graph):
     # TOSA 1.0 has no shape operators: static padding lowers, runtime padding stays on the CPU
     ("conv2d_n2_ic4_oc8_i12x12_k3_p1_dyspatial-tosa10_qa8w8", Outcome.PASS),
     ("conv2d_n2_ic4_oc8_i16x17_k3_s2_p1_dyspatial-tosa10", Outcome.EXPECTED_REJECTION),
+    # even sizes: a stride-2 conv's padding is static again, and a pool after it needs no slice
+    ("conv2d_n2_ic8_oc8_i12x12_k2_cxmaxpool_dyspatial-even-tosa10_qa8w8", Outcome.PASS),
 ])
 def test_dynamic_case_end_to_end(descriptor, outcome):
     r = run_case(parse_descriptor(descriptor))

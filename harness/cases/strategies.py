@@ -13,6 +13,7 @@
   quarter of them with dynamic dims).
 * `dynamic_cases`: hand-picked bases with dynamic dims (`torch.export.Dim`),
   each run at several sizes.
+* `fp8_cases`: the conv alone in the fp8 schemes (which take no graph context).
 
 All are pure functions of their arguments: same call, same list, same order.
 """
@@ -21,7 +22,17 @@ from __future__ import annotations
 
 import random
 
-from harness.config import CONTEXTS, DATASETS, DYNAMICS, PADDING_MODES, SCHEMES, ConfigError, ConvConfig, parse_descriptor
+from harness.config import (
+    CONTEXTS,
+    DATASETS,
+    DYNAMICS,
+    FP8_SCHEMES,
+    GRAPH_SCHEMES,
+    PADDING_MODES,
+    ConfigError,
+    ConvConfig,
+    parse_descriptor,
+)
 
 # One line per target; the comment names the branch it aims at.
 EDGE_BASES = (
@@ -132,9 +143,23 @@ DYNAMIC_TOSA10_BASES = (
     "tconv2d_n2_ic4_oc8_i7x8_k3_s2_p1_op1",
 )
 DYNAMIC_TOSA10_KINDS = ("batch-tosa10", "spatial-tosa10")
+# Even sizes only (2*k): with stride 1 or 2 every remainder is constant, so on
+# TOSA 1.0 such convs lower with static padding, and a pool after a stride-1
+# conv with an odd output keeps no leftover row (its symbolic padding check).
+DYNAMIC_EVEN_BASES = (
+    "conv2d_n2_ic4_oc8_i16x16_k3_s2_p1",  # constant remainder <= pad: static trim
+    "conv2d_n2_ic4_oc8_i16x16_k3_s2",  # constant remainder > pad: a fixed slice of a symbolic dim
+    "conv2d_n2_ic4_oc8_i12x18_k3_s3x2_p1",  # stride 3 on H: runtime pad on H only
+    "conv2d_n2_ic4_oc8_g4_i12x12_k3_s2_p1",  # depthwise
+    "conv3d_n2_ic2_oc4_i6x6x8_k3_s2_p1",
+    "conv2d_n2_ic8_oc8_i12x12_k2_cxmaxpool",  # odd conv output: the pool needs no slice
+    "conv2d_n2_ic8_oc8_i12x12_k2_cxavgpool",
+    "conv2d_n2_ic8_oc8_i12x12_k3_p1_cxmaxpool",  # even conv output: the pool slices
+)
+DYNAMIC_EVEN_KINDS = ("spatial-even", "spatial-even-tosa10")
 
 
-def dynamic_cases(schemes=SCHEMES, bases=DYNAMIC_BASES, kinds=DYNAMIC_KINDS) -> list[ConvConfig]:
+def dynamic_cases(schemes=GRAPH_SCHEMES, bases=DYNAMIC_BASES, kinds=DYNAMIC_KINDS) -> list[ConvConfig]:
     return [_with(b, dy=k, q=s) for b in bases for k in kinds for s in schemes]
 
 
@@ -142,12 +167,18 @@ def _with(base: str, **tokens: str) -> ConvConfig:
     return parse_descriptor(base + "".join(f"_{k}{v}" for k, v in tokens.items()))
 
 
-def edge_cases(schemes=SCHEMES) -> list[ConvConfig]:
+def edge_cases(schemes=GRAPH_SCHEMES) -> list[ConvConfig]:
     return [_with(b, q=s) for b in EDGE_BASES for s in schemes]
 
 
-def rejection_cases(schemes=SCHEMES) -> list[ConvConfig]:
+def rejection_cases(schemes=GRAPH_SCHEMES) -> list[ConvConfig]:
     return [_with(b, q=s) for b in REJECTION_CASES for s in schemes]
+
+
+def fp8_cases(bases=EDGE_BASES, datasets=("normal",)) -> list[ConvConfig]:
+    """The conv alone in each fp8 scheme: the FP16 bias and the CAST after the
+    conv RewriteConvPass inserts for fp8 operands."""
+    return [_with(b, q=s, ds=d) for b in bases for d in datasets for s in FP8_SCHEMES]
 
 
 def grid(schemes=("fp32", "a8w8")) -> list[ConvConfig]:
@@ -184,10 +215,11 @@ DIMENSIONS: dict[str, list] = {
     "output_padding": [0, 1],
     "bias": [True, False],
     "padding_mode": list(PADDING_MODES),
-    "scheme": list(SCHEMES),
+    "scheme": list(GRAPH_SCHEMES),  # fp8 runs the conv alone: fp8_cases
     "dataset": list(DATASETS),
     "context": list(CONTEXTS),
-    "dynamic": [d for d in DYNAMICS if not d.endswith("-tosa10")],  # TOSA 1.0 kinds: DYNAMIC_TOSA10_BASES
+    # TOSA 1.0 and even-size kinds: hand-picked bases (DYNAMIC_TOSA10_BASES, DYNAMIC_EVEN_BASES)
+    "dynamic": [d for d in DYNAMICS if not d.endswith("-tosa10") and not d.startswith("spatial-even")],
 }
 # Random draws: most real graphs are static; one case in four is dynamic.
 _RANDOM_DYNAMIC = ("none",) * 12 + tuple(DIMENSIONS["dynamic"][1:])

@@ -8,7 +8,7 @@ match between `-n 0` and `-n auto` and between runs.
 from __future__ import annotations
 
 from harness.cases import strategies
-from harness.config import CONTEXTS, DATASETS, SCHEMES, ConfigError, ConvConfig, parse_descriptor
+from harness.config import CONTEXTS, DATASETS, GRAPH_SCHEMES, ConfigError, ConvConfig, parse_descriptor
 
 # The smoke sweep: one representative of each branch of RewriteConvPass and
 # its neighbours, each in every scheme. Comments name the branch aimed at.
@@ -35,6 +35,16 @@ SMOKE_BASES = (
 SMOKE_DATASET_BASES = (
     "conv1d_ic4_oc8_i20_k3_s2_p1",
     "conv2d_ic8_oc16_i16x16_k3_p1",
+    "conv2d_ic4_oc8_g4_i12x12_k3_s2_p1",
+    "tconv2d_ic8_oc4_i8x8_k3_s2_p1_op1",
+    "conv3d_ic4_oc4_i6x6x6_k3_p1",
+)
+
+# FP8: one base per TOSA conv op, with and without a bias (the inserted FP16 zero bias).
+SMOKE_FP8_BASES = (
+    "conv1d_ic4_oc8_i20_k3_s2_p1",
+    "conv2d_ic8_oc16_i16x16_k3_p1",
+    "conv2d_ic8_oc8_i10x10_k1_b0",
     "conv2d_ic4_oc8_g4_i12x12_k3_s2_p1",
     "tconv2d_ic8_oc4_i8x8_k3_s2_p1_op1",
     "conv3d_ic4_oc4_i6x6x6_k3_p1",
@@ -74,7 +84,7 @@ def _contexts(bases) -> list[ConvConfig]:
     out = []
     for b in bases:
         for cx in CONTEXTS:
-            for s in SCHEMES:
+            for s in GRAPH_SCHEMES:
                 try:
                     out.append(parse_descriptor(f"{b}_q{s}_cx{cx}"))
                 except ConfigError:  # e.g. a residual add where shapes differ
@@ -83,17 +93,18 @@ def _contexts(bases) -> list[ConvConfig]:
 
 
 def smoke() -> list[ConvConfig]:
-    """CI tier: every TOSA conv op, scheme, data set and context (~3 min with 2 workers)."""
-    cases = [parse_descriptor(f"{b}_q{s}") for b in SMOKE_BASES for s in SCHEMES]
+    """CI tier: every TOSA conv op, scheme, data set and context (~5 min with 2 workers)."""
+    cases = [parse_descriptor(f"{b}_q{s}") for b in SMOKE_BASES for s in GRAPH_SCHEMES]
     cases += [
         parse_descriptor(f"{b}_q{s}_ds{d}")
         for b in SMOKE_DATASET_BASES
         for d in DATASETS
         if d != "normal"
-        for s in SCHEMES
+        for s in GRAPH_SCHEMES
     ]
     cases += [c for c in _contexts(CONTEXT_BASES) if c.context != "none"]
     cases += [parse_descriptor(d) for d in SMOKE_REJECTIONS]
+    cases += strategies.fp8_cases(SMOKE_FP8_BASES, ("normal", "exact"))
     cases += strategies.dynamic_cases(bases=SMOKE_DYNAMIC_BASES, kinds=("spatial", "all"))
     cases += strategies.dynamic_cases(bases=SMOKE_TOSA10_BASES, kinds=("spatial-tosa10",))
     return cases
@@ -102,7 +113,8 @@ def smoke() -> list[ConvConfig]:
 def nightly() -> list[ConvConfig]:
     """Smoke plus every strategy: edge cases and rejections in every scheme,
     the grid, the pairwise covering array, contexts on more bases, dynamic
-    shapes on every dynamic base, and 400 seeded random cases."""
+    shapes on every dynamic base, 400 seeded random cases, even-size dynamic
+    dims, and the edge cases, data sets and rejections in fp8."""
     return (
         smoke()
         + strategies.edge_cases()
@@ -113,6 +125,10 @@ def nightly() -> list[ConvConfig]:
         + strategies.dynamic_cases()
         + strategies.dynamic_cases(bases=strategies.DYNAMIC_TOSA10_BASES, kinds=strategies.DYNAMIC_TOSA10_KINDS)
         + strategies.random_cases(400, seed=0)
+        + strategies.dynamic_cases(bases=strategies.DYNAMIC_EVEN_BASES, kinds=strategies.DYNAMIC_EVEN_KINDS)
+        + strategies.fp8_cases()
+        + strategies.fp8_cases(SMOKE_DATASET_BASES, DATASETS)
+        + strategies.fp8_cases(strategies.REJECTION_CASES)
     )
 
 
@@ -122,7 +138,7 @@ def full() -> list[ConvConfig]:
     return (
         nightly()
         + _contexts(strategies.EDGE_BASES)
-        + strategies.grid(SCHEMES)
+        + strategies.grid(GRAPH_SCHEMES)
         + strategies.random_cases(2000, seed=1)
     )
 

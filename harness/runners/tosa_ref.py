@@ -63,16 +63,23 @@ def _without_debugger(empty_dir: str):
             os.environ["PATH"] = saved
 
 
+_BITS_ONLY = {
+    torch.bfloat16: torch.uint16,
+    torch.float8_e4m3fn: torch.uint8,
+    torch.float8_e5m2: torch.uint8,
+}
+
+
 def _to_numpy(t: torch.Tensor, dim_order: tuple[int, ...]) -> np.ndarray:
     t = t.permute(dim_order).contiguous()
-    if t.dtype == torch.bfloat16:  # numpy has no bfloat16: pass the bits; the graph knows the type
-        t = t.view(torch.uint16)
+    if t.dtype in _BITS_ONLY:  # numpy has no such type: pass the bits; the graph knows the type
+        t = t.view(_BITS_ONLY[t.dtype])
     return np.ascontiguousarray(t.numpy())
 
 
 def _from_numpy(a: np.ndarray, dtype: torch.dtype, shape: tuple[int, ...], dim_order: tuple[int, ...]) -> torch.Tensor:
     inverse = [dim_order.index(i) for i in range(len(dim_order))]
-    if dtype == torch.bfloat16 or a.dtype.type is np.void:  # raw bits come back
+    if dtype in _BITS_ONLY or a.dtype.type is np.void:  # raw bits come back
         t = torch.frombuffer(bytearray(np.ascontiguousarray(a).tobytes()), dtype=dtype).reshape(shape)
     else:
         t = torch.from_numpy(np.array(a))
