@@ -184,6 +184,16 @@ class ConvConfig:
         )
 
     @property
+    def pool_slice(self) -> bool:
+        """With dynamic spatial dims, the 3x3/2 pool after the conv leaves a row
+        over on some size, so SizeAdjustInputPass slices its symbolic input.
+        Only an odd pool input that stays odd escapes (sizes in steps of 2
+        after a stride-1 conv)."""
+        if not self.dynamic_spatial or self.context not in POOL_CONTEXTS:
+            return False
+        return self.size_step % 2 != 0 or any(s != 1 for s in self.stride) or any(p % 2 == 0 for p in _output_size(self))
+
+    @property
     def depth_multiplier(self) -> int:
         return self.out_channels // self.in_channels if self.is_depthwise else 0
 

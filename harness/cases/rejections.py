@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-from harness.config import POOL_CONTEXTS, ConvConfig
+from harness.config import ConvConfig
 
 
 @dataclass(frozen=True)
@@ -35,15 +35,6 @@ def _tconv_pad_exceeds_kernel(c: ConvConfig) -> bool:
     return any(
         p >= k or p - op >= k for (p, _), op, k in zip(pads, c.output_padding, c.kernel)
     )
-
-
-def _pool_slices_symbolic_dim(c: ConvConfig) -> bool:
-    """The 3x3/2 pool after the conv leaves a row over on some size: SizeAdjustInputPass
-    slices its symbolic input. Only an odd pool input that stays odd escapes
-    (sizes in steps of 2 and a stride-1 conv)."""
-    if c.context not in POOL_CONTEXTS:
-        return False
-    return c.size_step % 2 != 0 or any(s != 1 for s in c.stride) or any(p % 2 == 0 for p in c.output_size())
 
 
 REJECTIONS: tuple[Rejection, ...] = (
@@ -73,7 +64,7 @@ REJECTIONS: tuple[Rejection, ...] = (
         "Symbolic spatial dims unsupported (without the TOSA shape extension, a conv whose padding or "
         "input slice depends on a dynamic size is left on the CPU).",
         lambda c: c.dynamic_spatial and not c.shape_extension
-        and (c.runtime_trim or c.symbolic_slice or c.transposed or _pool_slices_symbolic_dim(c)),
+        and (c.runtime_trim or c.symbolic_slice or c.transposed or c.pool_slice),
     ),
     Rejection(
         "tconv-out-pad-exceeds-kernel",
