@@ -67,6 +67,8 @@ SMOKE_DYNAMIC_BASES = (
 )
 # Dynamic spatial dims for TOSA 1.0: static padding lowers, runtime padding is refused.
 SMOKE_TOSA10_BASES = ("conv2d_n2_ic4_oc8_i16x17_k3_s2_p1", "conv2d_n2_ic4_oc8_i12x12_k3_p1")
+# Even sizes on TOSA 1.0: a pool after an odd conv output lowers (the symbolic pooling check).
+SMOKE_EVEN_BASES = ("conv2d_n2_ic8_oc8_i12x12_k2_cxmaxpool",)
 
 # Every graph context in every scheme, around a conv whose output shape
 # equals its input shape (so residual adds and 3x3/2 pooling apply).
@@ -107,6 +109,7 @@ def smoke() -> list[ConvConfig]:
     cases += strategies.fp8_cases(SMOKE_FP8_BASES, ("normal", "exact"))
     cases += strategies.dynamic_cases(bases=SMOKE_DYNAMIC_BASES, kinds=("spatial", "all"))
     cases += strategies.dynamic_cases(bases=SMOKE_TOSA10_BASES, kinds=("spatial-tosa10",))
+    cases += strategies.dynamic_cases(bases=SMOKE_EVEN_BASES, kinds=("spatial-even-tosa10",))
     return cases
 
 
