@@ -16,7 +16,7 @@ from typing import Callable, Iterator
 
 import torch
 
-from harness.config import ConvConfig
+from harness.config import FP8_SCHEMES, ConvConfig
 
 
 @dataclass(frozen=True)
@@ -207,6 +207,10 @@ CANARIES: dict[str, Canary] = {
                "depth and height axes of a 3D weight swapped",
                lambda c: c.rank == 3 and not c.transposed,
                lambda: _patch_constants("_weight_odhwi", _swap_depth_height)),
+        Canary("fp8-bias", "RewriteConvPass._rewrite_fp8_bias",
+               "the FP16 bias rebuilt for an fp8 conv is zeros",
+               lambda c: c.scheme in FP8_SCHEMES and c.bias,
+               lambda: _patch_constants("_bias_fp16", torch.zeros_like)),
     )
 }
 
