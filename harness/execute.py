@@ -243,7 +243,7 @@ def _run(config: ConvConfig, seed: int, runner_name: str, timings, result: CaseR
 
 
 def _program_inputs(config: ConvConfig, tensors) -> tuple[torch.Tensor, ...]:
-    """The inputs the lowered program takes: fp16/bf16 schemes take their own type."""
+    """The inputs the lowered program takes: fp16, bf16 and fp8 schemes take their own type."""
     if config.scheme in FLOAT_DTYPES and config.scheme != "fp32":
         return tuple(x.to(FLOAT_DTYPES[config.scheme]) for x in tensors.inputs)
     return tensors.inputs

@@ -142,10 +142,11 @@ class Judge:
             rounded = self.ref64.to(FLOAT_DTYPES[c.scheme]).double()
             inexact = output.double() != rounded
             metrics["n_inexact"] = int(inexact.sum())
-            if self._exact_rule() and metrics["n_inexact"]:
+            exact_rule = self._exact_rule()
+            if exact_rule and metrics["n_inexact"]:
                 reasons.append(f"{metrics['n_inexact']} element(s) differ from the exactly rounded result on exact data")
             if reasons:
-                self._localize(metrics, inexact.numpy() if self._exact_rule() else self._over_limit(output, ks))
+                self._localize(metrics, inexact.numpy() if exact_rule else self._over_limit(output, ks))
         if reasons:
             return Judgement(Outcome.MISMATCH, "; ".join(reasons), metrics)
         degenerate = compare.degenerate_reason(self.reference)
