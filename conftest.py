@@ -1,7 +1,7 @@
 """pytest plugin: one test per conv case, results collected across xdist workers.
 
 Options: --sweep NAME, --case DESCRIPTOR (repeatable; overrides --sweep),
---seed N, --random N, --results PATH, --runner NAME, --canary NAME. Each worker appends its results to
+--seed N, --random N, --results PATH, --target NAME, --canary NAME. Each worker appends its results to
 its own JSONL file (flushed per case); the controller merges them, in sweep
 order, into --results when the session ends. This plugin knows cases and
 results, nothing of TOSA or ExecuTorch.
@@ -10,14 +10,14 @@ results, nothing of TOSA or ExecuTorch.
 from __future__ import annotations
 
 import os
-import time
-import uuid
 from pathlib import Path
 
 import pytest
 
 from harness.config import ConfigError, ConvConfig, parse_descriptor
-from harness.results import CaseResult, ResultWriter, merge
+from harness.policy.targets import DEFAULT_TARGET, TARGETS, get_target
+from harness.results.case_result import CaseResult, new_run_id
+from harness.results.store import ResultWriter, merge
 
 DEFAULT_RESULTS = "reports/pytest/results.jsonl"
 
@@ -31,7 +31,8 @@ def pytest_addoption(parser):
     group.addoption("--seed", type=int, default=0, help="data seed, and seed of --random cases (default: 0)")
     group.addoption("--random", type=int, default=0, metavar="N", help="append N seeded random cases to the sweep")
     group.addoption("--results", default=DEFAULT_RESULTS, help=f"merged JSONL results (default: {DEFAULT_RESULTS})")
-    group.addoption("--runner", default="tosa-ref", help="target to run on (default: tosa-ref)")
+    group.addoption("--target", default=DEFAULT_TARGET,
+                    help=f"target to lower for and run on: {', '.join(TARGETS)} (default: {DEFAULT_TARGET})")
     group.addoption("--canary", default="", metavar="NAME", help="inject this fault into the backend for every case")
 
 
@@ -41,6 +42,7 @@ def _cases(config) -> list[ConvConfig]:
         from harness.cases.sweeps import sweep
 
         try:
+            get_target(config.getoption("target"))
             if config.getoption("case"):
                 config._harness_cases = [parse_descriptor(d) for d in config.getoption("case")]
             else:
@@ -55,7 +57,7 @@ def _cases(config) -> list[ConvConfig]:
 def pytest_configure(config):
     _cases(config)  # fail fast, before collection, on a bad --case or --sweep
     worker = getattr(config, "workerinput", None)
-    config._harness_run_id = worker["harness_run_id"] if worker else f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
+    config._harness_run_id = worker["harness_run_id"] if worker else new_run_id()
 
 
 def pytest_configure_node(node):  # xdist: hand the run id to each worker
@@ -74,11 +76,12 @@ def _part_path(config, worker_id: str) -> Path:
 
 
 class HarnessRun:
-    """What a sweep test needs: seed, runner, where to keep failures, a writer."""
+    """What a sweep test needs: seed, target, run id, where to keep failures, a writer."""
 
     def __init__(self, config, worker_id: str):
         self.seed: int = config.getoption("seed")
-        self.runner: str = config.getoption("runner")
+        self.target: str = config.getoption("target")
+        self.run_id: str = config._harness_run_id
         self.canary: str = config.getoption("canary")
         self.artifacts_dir = Path(config.getoption("results")).parent / "artifacts"
         self._writer = ResultWriter(_part_path(config, worker_id))
@@ -110,7 +113,7 @@ def pytest_sessionfinish(session, exitstatus):
     merged = merge(parts, results, order)
     for p in parts:
         os.remove(p)
-    from harness.report import outcome_counts, summarize
+    from harness.report.summary import outcome_counts, summarize
 
     (results.parent / "summary.md").write_text(summarize(merged, "pytest sweep"))
     counts = ", ".join(f"{n} {k}" for k, n in outcome_counts(merged).items())

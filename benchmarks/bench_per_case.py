@@ -1,6 +1,6 @@
 """Per-case cost: the harness's path against ExecuTorch's own TOSA pipelines.
 
-Times, on the same ten configs, (a) `harness.execute.run_case` (build,
+Times, on the same ten configs, (a) `harness.run.execute.run_case` (build,
 quantize, export, lower, run on the reference model, compare) and (b)
 ExecuTorch's `TosaPipelineINT` / `TosaPipelineFP` (the Arm backend's own test
 pipelines, which also quantize, lower, run the reference model and compare).
@@ -52,7 +52,8 @@ def _time(fn) -> float:
 
 def _harness_side(repeat: int) -> dict:
     from harness.config import parse_descriptor
-    from harness.execute import run_case, setup_process
+    from harness.run.execute import run_case
+    from harness.run.process import setup_process
 
     setup_process()
     out: dict = {}
@@ -74,8 +75,8 @@ def _pipeline_side(repeat: int) -> dict:
     from executorch.backends.arm.test.tester.test_pipeline import TosaPipelineFP, TosaPipelineINT
 
     from harness.config import parse_descriptor
-    from harness.data import make_tensors
-    from harness.model import build_model
+    from harness.case.data import make_tensors
+    from harness.case.model import build_model
 
     def go(d, seed):
         c = parse_descriptor(d)

@@ -15,7 +15,8 @@ import time
 from pathlib import Path
 
 from harness.config import ConfigError, parse_descriptor
-from harness.results import ResultsFileError
+from harness.policy.targets import DEFAULT_TARGET, TARGETS, get_target
+from harness.results.store import ResultsFileError
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 LIST_FIELDS = (
@@ -41,7 +42,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=int, default=0, help="data seed (default: 0)")
     run.add_argument("--json", action="store_true", help="print the result as one JSON line")
     run.add_argument("--keep", metavar="DIR", help="save inputs, outputs and flatbuffer here if it fails")
-    run.add_argument("--runner", default="tosa-ref", help="target (default: tosa-ref)")
+    run.add_argument("--target", default=DEFAULT_TARGET, help=f"target: {', '.join(TARGETS)} (default: {DEFAULT_TARGET})")
     run.add_argument("--canary", default="", metavar="NAME", help="inject this fault into the backend (see `canaries`)")
 
     sw = sub.add_parser("sweep", help="run a whole sweep in parallel workers, write results and a summary")
@@ -51,7 +52,7 @@ def _parser() -> argparse.ArgumentParser:
     sw.add_argument("--results", help="JSONL results path (default: reports/<sweep>/results.jsonl)")
     sw.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1, help="worker processes (default: CPU count)")
     sw.add_argument("--seed", type=int, default=0, help="data seed, and seed of --random cases (default: 0)")
-    sw.add_argument("--runner", default="tosa-ref", help="target (default: tosa-ref)")
+    sw.add_argument("--target", default=DEFAULT_TARGET, help=f"target: {', '.join(TARGETS)} (default: {DEFAULT_TARGET})")
     sw.add_argument("--no-progress", action="store_true", help="no progress bar")
     sw.add_argument("--canary", default="", metavar="NAME", help="inject this fault into the backend in every worker")
 
@@ -114,7 +115,14 @@ def _print_result(r) -> None:
     print(f"outcome: {r.outcome.value}" + (f" ({r.reason})" if r.reason else ""))
     if r.stale:
         print(f"stale:   {r.stale}")
-    print(f"case:    {r.descriptor} seed {r.seed} on {r.runner}")
+    print(f"case:    {r.descriptor} seed {r.seed} on {r.target} ({r.runner})")
+    if r.issue or r.rejection:
+        from harness.report.summary import explanation
+
+        print(f"because: {explanation(r)}" + (f" (actual outcome {r.actual_outcome})"
+                                               if r.actual_outcome != r.outcome.value else ""))
+    if r.rule:
+        print(f"rule:    {r.rule}")
     print(f"tosa:    {' '.join(r.tosa_ops) or '-'}")
     m = {k: v for k, v in r.metrics.items() if k not in ("worst", "qparams", "where")}
     if m:
@@ -136,18 +144,15 @@ def _print_result(r) -> None:
 
 def _cmd_run(args) -> int:
     config = parse_descriptor(args.descriptor)
-    from harness.execute import run_case
-    from harness.runners import get_runner
-
-    try:
-        get_runner(args.runner)  # unknown runner: usage error before any work
-    except ValueError as e:
-        raise ConfigError(str(e)) from None
+    get_target(args.target)  # unknown target: usage error before any work
     if args.canary:
-        from harness.canaries import get
+        from harness.cases.canaries import get
 
         get(args.canary)  # unknown canary: usage error before any work
-    result = run_case(config, args.seed, args.runner, keep_dir=args.keep, canary=args.canary)
+    from harness.results.case_result import new_run_id
+    from harness.run.execute import run_case
+
+    result = run_case(config, args.seed, args.target, keep_dir=args.keep, canary=args.canary, run_id=new_run_id())
     if args.json:
         print(result.to_json())
     else:
@@ -157,17 +162,16 @@ def _cmd_run(args) -> int:
 
 def _cmd_sweep(args) -> int:
     from harness.cases.sweeps import sweep
-    from harness.parallel import run_parallel
-    from harness.report import outcome_counts, summarize
-    from harness.results import ResultWriter, merge
-    from harness.runners import RUNNERS
+    from harness.run.parallel import run_parallel
+    from harness.report.summary import outcome_counts, summarize
+    from harness.results.case_result import new_run_id
+    from harness.results.store import ResultWriter, merge
 
-    if args.runner not in RUNNERS:
-        raise ConfigError(f"unknown runner {args.runner!r}; known runners: {', '.join(RUNNERS)}")
+    get_target(args.target)
     if args.jobs < 1:
         raise ConfigError(f"invalid -j {args.jobs}: must be >= 1")
     if args.canary:
-        from harness.canaries import get
+        from harness.cases.canaries import get
 
         get(args.canary)
     configs = select(sweep(args.sweep, args.random, args.seed), args.filter)
@@ -175,6 +179,7 @@ def _cmd_sweep(args) -> int:
     part = results_path.with_name(results_path.stem + ".part" + results_path.suffix)
     part.unlink(missing_ok=True)
     keep = str(results_path.parent / "artifacts")
+    run_id = new_run_id()
     finished = []
     bar = None
     if not args.no_progress:
@@ -194,7 +199,8 @@ def _cmd_sweep(args) -> int:
                 print(f"{r.outcome.value}: {r.descriptor}: {r.stale or r.reason}", file=sys.stderr)
 
         try:
-            run_parallel(configs, args.seed, args.runner, args.jobs, on_result, keep_dir=keep, canary=args.canary)
+            run_parallel(configs, args.seed, args.target, args.jobs, on_result, keep_dir=keep, canary=args.canary,
+                         run_id=run_id)
         except KeyboardInterrupt:
             print(f"\ninterrupted: {len(finished)} of {len(configs)} results kept in {results_path}", file=sys.stderr)
         finally:
@@ -213,7 +219,7 @@ def _cmd_sweep(args) -> int:
 
 
 def _cmd_canaries(args) -> int:
-    from harness.canaries import CANARIES
+    from harness.cases.canaries import CANARIES
 
     for c in CANARIES.values():
         print(f"{c.name:24s} {c.branch}: {c.fault}")

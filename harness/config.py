@@ -1,55 +1,29 @@
-"""The conv configuration, its validation and its one-line descriptor.
+"""The conv configuration and its validation.
 
-A `ConvConfig` names one convolution case completely. Its descriptor is the
-case's identity everywhere: pytest id, results key, file name, repro line. It
-must therefore stay parseable across releases: every field is a prefixed
-token, tokens may come in any order, and a token missing from an old
-descriptor takes the field's default.
+A `ConvConfig` names one convolution case completely; its one-line descriptor
+(`harness.descriptor`) is the case's identity everywhere. Validation follows
+torch's own rules and the facts of the scheme table and the graph contexts,
+and refuses an impossible config with one line naming the field, the value
+and the rule.
 
-This module imports neither torch nor executorch.
+This module imports neither torch nor executorch (the context table it reads
+loads torch only when a graph is built).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass
 from typing import Union
 
+from harness.case.contexts import CONTEXT_NAMES, CONTEXTS
+from harness.descriptor import ConfigError, format_descriptor, parse_fields
+from harness.policy.schemes import SCHEME_NAMES, SCHEMES
+
 RANKS = (1, 2, 3)
-# Schemes a conv runs in inside any graph context.
-GRAPH_SCHEMES = ("fp32", "fp16", "bf16", "a8w8", "a8w8-pt", "a16w8")
-# FP8 (TOSA FP8 extensions: fp8 inputs and weights, an FP16 accumulator and
-# output, a CAST back to fp8): the conv alone and static. The float rule bounds
-# the one fp8 rounding after the conv, not one after every op of a context.
-FP8_SCHEMES = ("fp8e4m3", "fp8e5m2")
-SCHEMES = GRAPH_SCHEMES + FP8_SCHEMES
-INT_SCHEMES = ("a8w8", "a8w8-pt", "a16w8")
-FLOAT_SCHEMES = ("fp32", "fp16", "bf16", *FP8_SCHEMES)
 PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 PADDING_STRINGS = ("same", "valid")
 DATASETS = ("normal", "full-range", "exact", "channel-skew", "offset", "special")
-CONTEXTS = (
-    "none",
-    "relu",
-    "relu6",
-    "hardtanh",
-    "add",
-    "relu-add",
-    "cat",
-    "relu6-cat",
-    "chain",
-    "chain3",
-    "bn",
-    "permute-in",
-    "permute-out",
-    "permute-add",
-    "view-in",
-    "view-out",
-    "maxpool",
-    "avgpool",
-    "cond",
-)
 # Which dims are exported as torch.export.Dim: none; the batch; the spatial
 # dims over a narrow range (the backend enumerates each size's remainder);
 # the spatial dims over a range too wide to enumerate (truly symbolic); all.
@@ -59,17 +33,8 @@ CONTEXTS = (
 # for TOSA 1.0, which has no shape operators (what an Ethos-U target takes).
 DYNAMICS = ("none", "batch", "spatial", "spatial-wide", "all", "batch-tosa10", "spatial-tosa10", "all-tosa10",
             "spatial-even", "spatial-even-tosa10")
-# Contexts whose only input is the conv's own (N, C, spatial) input, so a
-# dynamic dim has one meaning throughout the graph.
-DYNAMIC_CONTEXTS = ("none", "relu", "relu6", "hardtanh", "chain", "chain3", "bn", "permute-out", "maxpool", "avgpool")
-RESIDUAL_CONTEXTS = ("add", "relu-add")
-POOL_CONTEXTS = ("maxpool", "avgpool")
 
 Padding = Union[tuple[int, ...], str]
-
-
-class ConfigError(ValueError):
-    """An impossible config or an unparseable descriptor (one line)."""
 
 
 @dataclass(frozen=True)
@@ -118,7 +83,15 @@ class ConvConfig:
     # -- derived facts -----------------------------------------------------
     @property
     def is_quantized(self) -> bool:
-        return self.scheme in INT_SCHEMES
+        return SCHEMES[self.scheme].quantized
+
+    @property
+    def fan_in(self) -> int:
+        """Products summed into one output: the dot-product length KS (KH*KW*IC per group, x KD in 3D)."""
+        k = 1
+        for v in self.kernel:
+            k *= v
+        return k * (self.in_channels // self.groups)
 
     @property
     def is_depthwise(self) -> bool:
@@ -178,10 +151,7 @@ class ConvConfig:
         fixed amount off a symbolic size."""
         if not self.dynamic_spatial or self.transposed or isinstance(self.padding, str):
             return False
-        return any(
-            s > 1 and not self.size_step % s and (L + 2 * p - d * (k - 1) - 1) % s > p
-            for L, k, s, p, d in zip(self.input_size, self.kernel, self.stride, self.padding, self.dilation)
-        )
+        return any(s > 1 and not self.size_step % s and r > p for s, (r, p) in zip(self.stride, self.remainders()))
 
     @property
     def pool_slice(self) -> bool:
@@ -189,7 +159,7 @@ class ConvConfig:
         over on some size, so SizeAdjustInputPass slices its symbolic input.
         Only an odd pool input that stays odd escapes (sizes in steps of 2
         after a stride-1 conv)."""
-        if not self.dynamic_spatial or self.context not in POOL_CONTEXTS:
+        if not self.dynamic_spatial or not CONTEXTS[self.context].pools:
             return False
         return self.size_step % 2 != 0 or any(s != 1 for s in self.stride) or any(p % 2 == 0 for p in _output_size(self))
 
@@ -211,6 +181,22 @@ class ConvConfig:
 
     def output_size(self) -> tuple[int, ...]:
         return _output_size(self)
+
+    def remainders(self) -> tuple[tuple[int, int], ...]:
+        """(remainder, pad) per spatial dim of a forward conv with integer padding
+        (empty otherwise): TOSA needs (L + 2p - d(k-1) - 1) % s == 0, and the
+        backend trims the trailing pad when 0 < remainder <= pad
+        (RewriteConvPass) or slices the input when remainder > pad
+        (SizeAdjustInputPass)."""
+        if self.transposed or isinstance(self.padding, str):
+            return ()
+        return tuple(((L + 2 * p - d * (k - 1) - 1) % s, p)
+                     for L, p, d, k, s in zip(self.input_size, self.padding, self.dilation, self.kernel, self.stride))
+
+    def size_adjustments(self) -> tuple[str, ...]:
+        """Per spatial dim, what the backend does to make the windows fit:
+        'none', 'trim' (the trailing pad) or 'slice' (the input); empty as for `remainders`."""
+        return tuple("trim" if 0 < r <= p else "slice" if r > p else "none" for r, p in self.remainders())
 
     @property
     def descriptor(self) -> str:
@@ -288,16 +274,18 @@ def validate(c: ConvConfig) -> None:
     else:
         _check_dims(c, "padding", 0)
     _check_choice("padding_mode", c.padding_mode, PADDING_MODES)
-    _check_choice("scheme", c.scheme, SCHEMES)
+    _check_choice("scheme", c.scheme, SCHEME_NAMES)
     _check_choice("dataset", c.dataset, DATASETS)
-    _check_choice("context", c.context, CONTEXTS)
+    _check_choice("context", c.context, CONTEXT_NAMES)
     _check_choice("dynamic", c.dynamic, DYNAMICS)
-    if c.scheme in FP8_SCHEMES and (c.context != "none" or c.dynamic != "none"):
-        _fail("scheme", c.scheme, f"an fp8 scheme runs the conv alone and static (cx none, dy none), "
+    context = CONTEXTS[c.context]
+    if not SCHEMES[c.scheme].in_graphs and (c.context != "none" or c.dynamic != "none"):
+        _fail("scheme", c.scheme, f"scheme {c.scheme} runs the conv alone and static (cx none, dy none), "
               f"not cx {c.context} dy {c.dynamic}")
-    if c.dynamic != "none" and c.context not in DYNAMIC_CONTEXTS:
-        _fail("dynamic", c.dynamic, f"dynamic dims need a context of {', '.join(DYNAMIC_CONTEXTS)}, not {c.context}")
-    least = 5 if c.context in POOL_CONTEXTS else 2  # a 3x3/2 pool of 5 gives 2
+    if c.dynamic != "none" and not context.dynamic:
+        dynamic_contexts = ", ".join(name for name, cx in CONTEXTS.items() if cx.dynamic)
+        _fail("dynamic", c.dynamic, f"dynamic dims need a context of {dynamic_contexts}, not {c.context}")
+    least = 5 if context.pools else 2  # a 3x3/2 pool of 5 gives 2
     if c.dynamic_spatial and min(_output_size(c)) < least:
         _fail("dynamic", c.dynamic, f"dynamic spatial dims need every conv output size >= {least} in context "
               f"{c.context}, not {_output_size(c)} (torch.export specializes a dim whose example size is 1)")
@@ -352,125 +340,11 @@ def validate(c: ConvConfig) -> None:
                 f"(input {L}, padding {c.explicit_padding()[i]}, dilation {c.dilation[i]})",
             )
 
-    if c.context in RESIDUAL_CONTEXTS and (
-        c.out_channels != c.in_channels or _output_size(c) != c.input_size
-    ):
-        _fail("context", c.context, "a residual add needs the conv's output shape to equal its input shape")
-    if c.context in POOL_CONTEXTS and (c.rank != 2 or min(_output_size(c)) < 3):
-        _fail("context", c.context, "pooling (kernel 3, stride 2) follows a 2D conv with an output of at least 3x3")
-
-
-# -- descriptor -------------------------------------------------------------
-# key -> (field, kind). Keys are tried longest first so 'pm' wins over 'p'.
-_TOKENS: dict[str, tuple[str, str]] = {
-    "n": ("batch", "int"),
-    "ic": ("in_channels", "int"),
-    "oc": ("out_channels", "int"),
-    "g": ("groups", "int"),
-    "i": ("input_size", "dims"),
-    "k": ("kernel", "dims"),
-    "s": ("stride", "dims"),
-    "p": ("padding", "padding"),
-    "d": ("dilation", "dims"),
-    "op": ("output_padding", "dims"),
-    "b": ("bias", "bool"),
-    "pm": ("padding_mode", "word"),
-    "q": ("scheme", "word"),
-    "ds": ("dataset", "word"),
-    "cx": ("context", "word"),
-    "dy": ("dynamic", "word"),
-}
-_KEYS_LONGEST_FIRST = sorted(_TOKENS, key=len, reverse=True)
-_HEAD = re.compile(r"^(t?)conv([123])d$")
-_DIMS = re.compile(r"^\d+(x\d+)*$")
-_WORD = re.compile(r"^[a-z0-9][a-z0-9-]*$")
-_REQUIRED = ("in_channels", "out_channels", "input_size", "kernel")
-
-
-def _dims(values: tuple[int, ...]) -> str:
-    return "x".join(str(v) for v in values)
-
-
-def format_descriptor(c: ConvConfig) -> str:
-    """Canonical descriptor: every field, fixed order, '_'-separated tokens.
-
-    Only [a-z0-9x_-] appear, so it is safe as a pytest id, a shell word and a
-    file name. Output padding is printed only for transposed convs (it is
-    always zero otherwise), dynamic dims only when there are some.
-    """
-    pad = c.padding if isinstance(c.padding, str) else _dims(c.padding)
-    parts = [
-        f"{'t' if c.transposed else ''}conv{c.rank}d",
-        f"n{c.batch}",
-        f"ic{c.in_channels}",
-        f"oc{c.out_channels}",
-        f"g{c.groups}",
-        f"i{_dims(c.input_size)}",
-        f"k{_dims(c.kernel)}",
-        f"s{_dims(c.stride)}",
-        f"p{pad}",
-        f"d{_dims(c.dilation)}",
-    ]
-    if c.transposed:
-        parts.append(f"op{_dims(c.output_padding)}")
-    parts += [
-        f"b{int(c.bias)}",
-        f"pm{c.padding_mode}",
-        f"q{c.scheme}",
-        f"ds{c.dataset}",
-        f"cx{c.context}",
-    ]
-    if c.dynamic != "none":
-        parts.append(f"dy{c.dynamic}")
-    return "_".join(parts)
-
-
-def _parse_value(kind: str, raw: str, rank: int):
-    """Value for one token, or None when raw does not fit the kind."""
-    if kind == "int":
-        return int(raw) if raw.isdigit() else None
-    if kind == "bool":
-        return {"0": False, "1": True}.get(raw)
-    if kind == "dims" or (kind == "padding" and raw[:1].isdigit()):
-        if not _DIMS.match(raw):
-            return None
-        values = tuple(int(v) for v in raw.split("x"))
-        return values * rank if len(values) == 1 else values  # 'k3' == 'k3x3'
-    if kind == "padding":
-        return raw if raw.isalpha() else None
-    return raw if _WORD.match(raw) else None
+    rule = context.check(c)
+    if rule:
+        _fail("context", c.context, rule)
 
 
 def parse_descriptor(text: str) -> ConvConfig:
-    """Parse a descriptor back to its config; ConfigError names the bad token."""
-    if not isinstance(text, str) or not text.strip():
-        raise ConfigError("empty descriptor; expected e.g. conv2d_ic8_oc16_i32x32_k3x3_qa8w8")
-    tokens = text.strip().split("_")
-    head = _HEAD.match(tokens[0])
-    if not head:
-        raise ConfigError(
-            f"bad descriptor head {tokens[0]!r}: expected conv1d, conv2d, conv3d, tconv1d, tconv2d or tconv3d"
-        )
-    rank = int(head.group(2))
-    values: dict[str, object] = {"rank": rank, "transposed": head.group(1) == "t"}
-    for token in tokens[1:]:
-        for key in _KEYS_LONGEST_FIRST:
-            if not token.startswith(key) or len(token) == len(key):
-                continue
-            field, kind = _TOKENS[key]
-            value = _parse_value(kind, token[len(key):], rank)
-            if value is None:
-                continue
-            if field in values:
-                raise ConfigError(f"descriptor token {token!r} repeats field {field}")
-            values[field] = value
-            break
-        else:
-            raise ConfigError(
-                f"unknown descriptor token {token!r}; tokens are "
-                + ", ".join(f"{k}<{_TOKENS[k][0]}>" for k in _TOKENS)
-            )
-    missing = [f for f in _REQUIRED if f not in values]
-    if missing:
-        raise ConfigError(f"descriptor {text!r} lacks required field(s) {', '.join(missing)}")
-    return ConvConfig(**values)  # type: ignore[arg-type]
+    """Parse a descriptor back to its config; ConfigError names the bad token or rule."""
+    return ConvConfig(**parse_fields(text))  # type: ignore[arg-type]

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import os
 
-from harness.results import CaseResult, Outcome
+from harness.results.case_result import CaseResult, Outcome
 
 
-def run_case(config, seed, runner, keep_dir=None, canary="") -> CaseResult:
+def run_case(config, seed, target, keep_dir=None, canary="", run_id="") -> CaseResult:
     if config.in_channels == 3:
         os._exit(3)  # as a segfault in native code would end the worker
-    return CaseResult(config.descriptor, seed, Outcome.PASS, runner=runner)
+    return CaseResult(config.descriptor, seed, Outcome.PASS, target=target, run_id=run_id)

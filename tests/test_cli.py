@@ -42,7 +42,8 @@ def test_list_json_has_the_config_fields(capsys):
         (["list", "--sweep", "nope"], "unknown sweep 'nope'"),
         (["run", "conv2d_ic8_oc7_g2_i8x8_k3"], "invalid groups=2: must divide out_channels=7"),
         (["run", "conv2d_ic8_oc8_i8x8_k3_xx1"], "unknown descriptor token 'xx1'"),
-        (["run", "conv2d_ic8_oc8_i8x8_k3", "--runner", "fpga"], "unknown runner 'fpga'"),
+        (["run", "conv2d_ic8_oc8_i8x8_k3", "--target", "fpga"], "unknown target 'fpga'; targets: tosa"),
+        (["sweep", "--target", "fpga"], "unknown target 'fpga'"),
         (["sweep", "-j", "0"], "invalid -j 0"),
         (["sweep", "--filter", "(_qa8"], "invalid --filter '(_qa8': not a regular expression"),
     ],
@@ -57,29 +58,34 @@ def test_bad_option_is_exit_2():
     assert _cli("run", "--seed", "x", "conv2d_ic8_oc8_i8x8_k3").returncode == 2
 
 
+@pytest.mark.lowering
 def test_run_pass_prints_outcome_ops_and_repro():
     out = _cli("run", "conv2d_ic4_oc8_g4_i8x8_k3_p1_qa8w8", "--seed", "3", check_rc=0).stdout
     assert "outcome: pass" in out and "DEPTHWISE_CONV2D" in out and "max_lsb=" in out
     assert "worst:" in out and "__REPRO: python -m harness run 'conv2d_n1_ic4_oc8_g4" in out and "--seed 3" in out
 
 
+@pytest.mark.lowering
 def test_run_json_of_explained_outcomes_exits_0():
     proc = _cli("run", "conv2d_ic4_oc8_i12x12_k4_psame_qa8w8", "--json", check_rc=0)
-    assert json.loads(proc.stdout)["outcome"] == "known_issue"
+    row = json.loads(proc.stdout)
+    assert (row["outcome"], row["issue"], row["actual_outcome"]) == ("known_issue", "int-same-asymmetric-pad", "not_delegated")
     proc = _cli("run", "tconv2d_ic4_oc4_i6x6_k3_d2_qfp32", "--json", check_rc=0)
-    assert json.loads(proc.stdout)["outcome"] == "expected_rejection"
+    row = json.loads(proc.stdout)
+    assert (row["outcome"], row["rejection"]) == ("expected_rejection", "tconv-dilation")
+    assert row["run_id"] and row["target"] == "tosa" and row["schema_version"] == 2
 
 
 @pytest.mark.parametrize("outcome, stale, rc", [("mismatch", "", 1), ("pass", "known issue x fixed", 1),
                                                  ("mistrusted", "", 0), ("lowering_error", "", 1), ("pass", "", 0)])
 def test_run_exit_code_follows_the_outcome(monkeypatch, capsys, outcome, stale, rc):
-    import harness.execute
-    from harness.results import CaseResult, Outcome
+    import harness.run.execute
+    from harness.results.case_result import CaseResult, Outcome
 
-    def fake_run_case(config, seed, runner, keep_dir=None, canary=""):
+    def fake_run_case(config, seed, target, keep_dir=None, canary="", run_id=""):
         return CaseResult(config.descriptor, seed, Outcome(outcome), reason="r", stale=stale)
 
-    monkeypatch.setattr(harness.execute, "run_case", fake_run_case)
+    monkeypatch.setattr(harness.run.execute, "run_case", fake_run_case)
     assert main(["run", "conv2d_ic4_oc8_i8x8_k3"]) == rc
     assert f"outcome: {outcome}" in capsys.readouterr().out
 

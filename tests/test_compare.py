@@ -7,10 +7,11 @@ import numpy as np
 import pytest
 import torch
 
-from harness import compare
+from harness.judging import compare
+from harness.policy.tolerances import MAX_LSB_FAKE_QUANT
 from harness.config import parse_descriptor
-from harness.data import fan_in, make_tensors
-from harness.oracles import fp64_with_bound
+from harness.case.data import make_tensors
+from harness.judging.oracles import fp64_with_bound
 
 
 def _ref_codes(seed: int = 0) -> np.ndarray:
@@ -24,7 +25,7 @@ def test_lsb_exact_rule_and_one_lsb_rule():
     off = ref.copy()
     off[1, 2, 3, 4] += 1
     assert not compare.lsb(off, ref).passed  # the integer-exact rule is exact
-    v = compare.lsb(off, ref, max_lsb=compare.MAX_LSB_FAKE_QUANT)
+    v = compare.lsb(off, ref, max_lsb=MAX_LSB_FAKE_QUANT)
     assert v.passed and v.metrics["max_lsb"] == 1 and v.metrics["n_diff"] == 1
 
 
@@ -32,7 +33,7 @@ def test_lsb_flags_one_element_two_lsb_off_and_names_it():
     ref = _ref_codes()
     out = ref.copy()
     out[1, 2, 3, 4] -= 2
-    v = compare.lsb(out, ref, max_lsb=compare.MAX_LSB_FAKE_QUANT)
+    v = compare.lsb(out, ref, max_lsb=MAX_LSB_FAKE_QUANT)
     assert not v.passed
     assert v.metrics["max_lsb"] == 2 and v.metrics["n_over"] == 1
     assert v.metrics["worst"] == {"n": 1, "c": 2, "pos": [3, 4], "out": int(out[1, 2, 3, 4]), "ref": int(ref[1, 2, 3, 4])}
@@ -65,7 +66,7 @@ def test_quantize_output_recovers_codes_from_dequantized_values():
 
 @pytest.fixture(scope="module")
 def fp_case():
-    from harness.model import build_model
+    from harness.case.model import build_model
 
     c = parse_descriptor("conv2d_ic16_oc8_i12x12_k3_p1")
     t = make_tensors(c, 0)
@@ -75,26 +76,26 @@ def fp_case():
 
 def test_dot_product_passes_fp32_result_in_any_summation_order(fp_case):
     c, t, ref, bnd = fp_case
-    from harness.model import conv_forward
+    from harness.conv_ref import conv_forward
 
     x, w, b = t.inputs[0], t.weight, t.bias
     out = conv_forward(c, x, w, b)  # fp32, torch's order
-    v = compare.dot_product(out, ref, bnd, fan_in(c), True)
+    v = compare.dot_product(out, ref, bnd, c.fan_in, True)
     assert v.passed, v.reason
     # The same sums accumulated in a different order (channels reversed).
     rev = conv_forward(c, x.flip(1), w.flip(1), b)
     assert not torch.equal(rev, out)
-    assert compare.dot_product(rev, ref, bnd, fan_in(c), True).passed
+    assert compare.dot_product(rev, ref, bnd, c.fan_in, True).passed
 
 
 def test_dot_product_fails_bf16_truncated_inputs(fp_case):
     c, t, ref, bnd = fp_case
-    from harness.model import conv_forward
+    from harness.conv_ref import conv_forward
 
     x = t.inputs[0].to(torch.bfloat16).float()
     w = t.weight.to(torch.bfloat16).float()
     out = conv_forward(c, x, w, t.bias)
-    v = compare.dot_product(out, ref, bnd, fan_in(c), True)
+    v = compare.dot_product(out, ref, bnd, c.fan_in, True)
     assert not v.passed and v.metrics["n_over"] > 0
 
 
@@ -102,7 +103,7 @@ def test_dot_product_flags_one_wrong_element_and_names_it(fp_case):
     c, t, ref, bnd = fp_case
     out = ref.float().clone()
     out[0, 5, 2, 9] += 1e-3
-    v = compare.dot_product(out, ref, bnd, fan_in(c), True)
+    v = compare.dot_product(out, ref, bnd, c.fan_in, True)
     assert not v.passed
     assert (v.metrics["worst"]["c"], v.metrics["worst"]["pos"]) == (5, [2, 9])
 
@@ -119,7 +120,7 @@ def test_dot_product_zero_bound_needs_exact_zero():
 
 @pytest.fixture(scope="module")
 def fp8_case():
-    from harness.model import build_model
+    from harness.case.model import build_model
 
     c = parse_descriptor("conv2d_ic2_oc8_i12x12_k3_p1_qfp8e4m3")  # KS 18: the fp16 sums add little to the rounding
     t = make_tensors(c, 0)  # every value representable in fp8
@@ -129,8 +130,6 @@ def fp8_case():
 
 def _fp8_conv(c, t, flip_channels=False, bias=True):
     """The conv as TOSA computes it for fp8: fp16 sums, then a CAST to fp8."""
-    from harness.model import conv_forward
-
     x, w = t.inputs[0].half(), t.weight.half()
     if flip_channels:  # another summation order
         x, w = x.flip(1), w.flip(1)
@@ -141,7 +140,7 @@ def _fp8_conv(c, t, flip_channels=False, bias=True):
 def test_fp8_rule_passes_fp16_sums_cast_to_fp8_in_any_order(fp8_case):
     c, t, ref, bnd = fp8_case
     for flip in (False, True):
-        v = compare.dot_product_cast(_fp8_conv(c, t, flip), ref, bnd, fan_in(c), True, "fp8e4m3")
+        v = compare.dot_product_cast(_fp8_conv(c, t, flip), ref, bnd, c.fan_in, True, "fp8e4m3", "fp16", "fp16")
         assert v.passed, v.reason
         assert 0 < v.metrics["max_err"] <= 1
 
@@ -149,7 +148,7 @@ def test_fp8_rule_passes_fp16_sums_cast_to_fp8_in_any_order(fp8_case):
 def test_fp8_rule_fails_one_fp8_step_a_dropped_bias_and_a_swap(fp8_case):
     c, t, ref, bnd = fp8_case
     good = _fp8_conv(c, t)
-    limits = compare.cast_limits(ref, bnd, fan_in(c), True, "fp8e4m3", "fp16")
+    limits = compare.cast_limits(ref, bnd, c.fan_in, True, "fp8e4m3", "fp16", "fp16")
     # one fp8 step away from the reference, where a step exceeds the element's slack
     slack = limits - np.abs(good.double().numpy() - ref.numpy())
     steps = 2 * compare.half_ulp(good.double().numpy(), "fp8e4m3")
@@ -157,12 +156,12 @@ def test_fp8_rule_fails_one_fp8_step_a_dropped_bias_and_a_swap(fp8_case):
     assert steps[i] > slack[i] and np.count_nonzero(steps > slack) > good.numel() // 4
     off = good.clone()
     off[i] += float(np.sign(good[i].item() - ref[i].item()) or 1.0) * steps[i]
-    v = compare.dot_product_cast(off, ref, bnd, fan_in(c), True, "fp8e4m3")
+    v = compare.dot_product_cast(off, ref, bnd, c.fan_in, True, "fp8e4m3", "fp16", "fp16")
     assert not v.passed and v.metrics["n_over"] == 1
     assert (v.metrics["worst"]["c"], v.metrics["worst"]["pos"]) == (int(i[1]), [int(i[2]), int(i[3])])
-    assert not compare.dot_product_cast(_fp8_conv(c, t, bias=False), ref, bnd, fan_in(c), True, "fp8e4m3").passed
+    assert not compare.dot_product_cast(_fp8_conv(c, t, bias=False), ref, bnd, c.fan_in, True, "fp8e4m3", "fp16", "fp16").passed
     swapped = good[:, [1, 0, *range(2, good.shape[1])]]
-    assert not compare.dot_product_cast(swapped, ref, bnd, fan_in(c), True, "fp8e4m3").passed
+    assert not compare.dot_product_cast(swapped, ref, bnd, c.fan_in, True, "fp8e4m3", "fp16", "fp16").passed
 
 
 def test_half_ulp_of_fp8_formats():
@@ -184,7 +183,7 @@ def test_degenerate_outputs_are_named():
 
 
 def test_localize_splits_border_and_interior_and_names_channels():
-    from harness.model import border_mask
+    from harness.conv_ref import border_mask
 
     c = parse_descriptor("conv2d_ic2_oc6_i6x6_k3_p1")
     border = border_mask(c).numpy()
@@ -206,7 +205,8 @@ def test_dot_product_bound_follows_the_declared_accumulator():
 
 
 def test_sqnr_floor_relaxes_only_for_an_output_clamped_at_both_ends():
-    from harness.compare import sqnr_floor, two_sided_saturation
+    from harness.judging.compare import two_sided_saturation
+    from harness.policy.schemes import sqnr_floor
 
     clamped = np.array([1.0] * 40 + [-1.0] * 40 + [0.5] * 20)  # exact data through hardtanh(-1, 1)
     relu_like = np.array([0.0] * 60 + list(np.linspace(0.1, 4, 40)))  # one-sided: keeps the floor

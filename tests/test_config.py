@@ -8,17 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.config import (
-    CONTEXTS,
-    DATASETS,
-    DYNAMICS,
-    PADDING_MODES,
-    SCHEMES,
-    ConfigError,
-    ConvConfig,
-    format_descriptor,
-    parse_descriptor,
-)
+from harness.case.contexts import CONTEXT_NAMES
+from harness.config import DATASETS, DYNAMICS, PADDING_MODES, ConfigError, ConvConfig, parse_descriptor
+from harness.descriptor import format_descriptor
+from harness.policy.schemes import SCHEME_NAMES
 
 
 @st.composite
@@ -60,9 +53,9 @@ def configs(draw) -> ConvConfig:
             groups=groups,
             bias=draw(st.booleans()),
             padding_mode=padding_mode,
-            scheme=draw(st.sampled_from(SCHEMES)),
+            scheme=draw(st.sampled_from(SCHEME_NAMES)),
             dataset=draw(st.sampled_from(DATASETS)),
-            context=draw(st.sampled_from(CONTEXTS)),
+            context=draw(st.sampled_from(CONTEXT_NAMES)),
             dynamic=draw(st.sampled_from(DYNAMICS)),
         )
     except ConfigError:
@@ -143,7 +136,7 @@ BASE = dict(rank=2, in_channels=4, out_channels=4, input_size=(8, 8), kernel=(3,
         ({"dynamic": "spatial", "context": "cat"}, "dynamic", "need a context of none"),
         ({"dynamic": "batch"}, "dynamic", "example batch >= 2"),
         ({"dynamic": "spatial-even", "input_size": (8, 9)}, "dynamic", "multiple of 2, not (8, 9)"),
-        ({"scheme": "fp8e4m3", "context": "relu"}, "scheme", "fp8 scheme runs the conv alone"),
+        ({"scheme": "fp8e4m3", "context": "relu"}, "scheme", "fp8e4m3 runs the conv alone"),
         ({"scheme": "fp8e5m2", "dynamic": "spatial"}, "scheme", "dy none"),
     ],
 )

@@ -1,4 +1,4 @@
-"""Each data set has the property it promises (checked with the real quantizer)."""
+"""Each data set has the property it promises (the quantizer-facing ones checked with the real quantizer)."""
 
 from __future__ import annotations
 
@@ -6,12 +6,13 @@ import numpy as np
 import pytest
 import torch
 
+from harness.case.data import make_tensors
 from harness.config import parse_descriptor
-from harness.data import make_tensors
-from harness.execute import setup_process
-from harness.lowering import quantize
-from harness.model import build_model, conv_forward
-from harness.oracles import integer_exact
+from harness.conv_ref import conv_forward
+from harness.judging.oracles import integer_exact
+from harness.policy.targets import get_target
+from harness.run import stages
+from harness.run.process import setup_process
 
 BASE = "conv2d_ic8_oc16_i12x12_k3_p1"
 
@@ -19,10 +20,11 @@ BASE = "conv2d_ic8_oc16_i12x12_k3_p1"
 def _quantized(descriptor: str):
     setup_process()
     c = parse_descriptor(descriptor)
-    t = make_tensors(c, 0)
-    return c, t, quantize(build_model(c, t), t.inputs, c.scheme, t.calibration).qparams
+    p = stages.prepare(c, 0, get_target("tosa"))
+    return c, p.tensors, p.quantized.qparams
 
 
+@pytest.mark.lowering
 def test_offset_gives_a_large_zero_point():
     _, _, normal = _quantized(f"{BASE}_qa8w8_dsnormal")
     _, _, offset = _quantized(f"{BASE}_qa8w8_dsoffset")
@@ -30,6 +32,7 @@ def test_offset_gives_a_large_zero_point():
     assert abs(offset.input.zero_point) >= 100
 
 
+@pytest.mark.lowering
 def test_channel_skew_spreads_per_channel_scales():
     _, _, skew = _quantized(f"{BASE}_qa8w8_dschannel-skew")
     _, _, normal = _quantized(f"{BASE}_qa8w8_dsnormal")
@@ -44,6 +47,7 @@ def test_channel_skew_follows_output_channels_of_a_transposed_conv():
     assert per_out[-1] / per_out[0] > 20
 
 
+@pytest.mark.lowering
 @pytest.mark.parametrize("base", [BASE, "conv2d_ic4_oc8_g4_i12x12_k3_s2_p1", "conv1d_ic4_oc8_i20_k3_s2_p1"])
 def test_full_range_drives_outputs_into_the_clamp(base):
     c, t, qp = _quantized(f"{base}_qa8w8_dsfull-range")

@@ -8,21 +8,21 @@ dropped); each perturbation must be flagged and the untouched output pass.
 
 from __future__ import annotations
 
-import copy
-
 import numpy as np
 import pytest
 import torch
 
+from harness.case.data import scheme_dtype
 from harness.config import parse_descriptor
-from harness.data import FLOAT_DTYPES, make_tensors
-from harness.execute import setup_process
-from harness.judge import Judge
-from harness.lowering import lower, quantize
-from harness.model import build_model, conv_forward
-from harness.results import Outcome
-from harness.runners.tosa_ref import TosaReferenceRunner
-from harness.tosa_math import rescale
+from harness.conv_ref import conv_forward
+from harness.judging.spec_math import rescale
+from harness.policy.targets import get_target
+from harness.results.case_result import Outcome
+from harness.run import stages
+from harness.run.process import setup_process
+from harness.runners.registry import get_runner
+
+pytestmark = pytest.mark.lowering
 
 INT_CASES = [
     "conv2d_ic8_oc16_i12x12_k3_s2_p1_qa8w8_dsoffset",  # large input zero point
@@ -40,19 +40,11 @@ FLOAT_CASES = [
 def _run(descriptor: str):
     setup_process()
     c = parse_descriptor(descriptor)
-    t = make_tensors(c, 0)
-    model = build_model(c, t)
-    q = None
-    lowered, inputs = model, t.inputs
-    if c.is_quantized:
-        q = quantize(model, t.inputs, c.scheme, t.calibration)
-        lowered = q.module
-    elif c.scheme != "fp32":
-        lowered = copy.deepcopy(model).to(FLOAT_DTYPES[c.scheme])
-        inputs = tuple(x.to(FLOAT_DTYPES[c.scheme]) for x in t.inputs)
-    artifact = lower(lowered, inputs, c.scheme)
-    output = TosaReferenceRunner().run(artifact, inputs)[0].float()
-    return c, t, Judge(c, t, model, q, artifact.conv_acc_types), output
+    p = stages.prepare(c, 0, get_target("tosa"))
+    artifact = stages.lower(p)
+    output = stages.run(p, artifact, 0, get_runner("tosa-ref"))
+    _, judge = stages.judge(p, artifact, 0, output)
+    return c, p.tensors, judge, output
 
 
 @pytest.fixture(scope="module", params=INT_CASES)
@@ -158,7 +150,7 @@ def test_float_unperturbed_output_passes(float_case):
 
 def test_float_perturbations_are_flagged(float_case):
     c, t, judge, output = float_case
-    dtype = FLOAT_DTYPES[c.scheme]
+    dtype = scheme_dtype(c.scheme)
     missed = [
         name
         for name, p in _float_perturbations(c, t, output).items()

@@ -8,10 +8,9 @@ import pytest
 import torch
 
 from harness.config import parse_descriptor
-from harness.dynamic import NARROW_SPAN, WIDE_SPAN, export_dims, run_configs
-from harness.execute import run_case
-from harness.results import Outcome
-from harness.tosa_shapes import ShapeError, is_dynamic, resolve_shapes
+from harness.case.dynamic import NARROW_SPAN, WIDE_SPAN, export_dims, run_configs
+from harness.results.case_result import Outcome
+from harness.tosa.shapes import ShapeError, is_dynamic, resolve_shapes
 
 
 def test_static_case_runs_once_at_its_size():
@@ -72,30 +71,26 @@ def test_tosa10_rejection_follows_what_needs_shape_operators():
 @pytest.fixture(scope="module")
 def dynamic_graph() -> tuple[torch.nn.Module, bytes]:
     """A conv lowered with symbolic batch, H and W (stride 3, pad 1: shape ops, SLICE and PAD)."""
-    from executorch.backends.arm.tosa.partitioner import TOSAPartitioner
-    from executorch.exir import EdgeCompileConfig, to_edge_transform_and_lower
-
-    from harness.execute import setup_process
-    from harness.lowering import compile_spec
+    from harness.lowering.lower import lower
+    from harness.policy.targets import get_target
+    from harness.run.process import setup_process
 
     setup_process()
     torch.manual_seed(0)
     m = torch.nn.Conv2d(4, 8, 3, stride=3, padding=1).eval()
     dims = {0: torch.export.Dim("b", min=1, max=4), 2: torch.export.Dim("h", min=9, max=40),
             3: torch.export.Dim("w", min=9, max=40)}
-    ep = torch.export.export(m, (torch.randn(2, 4, 16, 17),), dynamic_shapes=({**dims},))
-    program = to_edge_transform_and_lower(ep, partitioner=[TOSAPartitioner(compile_spec("fp32", True))],
-                                          compile_config=EdgeCompileConfig(_check_ir_validity=False))
-    gm = program.exported_program().graph_module
-    (delegate,) = [getattr(gm, n.target) for n in gm.graph.nodes if n.op == "get_attr"]
-    return m, bytes(delegate.processed_bytes)
+    artifact = lower(m, (torch.randn(2, 4, 16, 17),), "fp32", get_target("tosa"), ({**dims},))
+    (buffer,) = artifact.tosa
+    return m, buffer
 
 
+@pytest.mark.lowering
 @pytest.mark.parametrize("shape", [(2, 4, 16, 17), (1, 4, 9, 40), (3, 4, 13, 11)])
 def test_resolved_graph_runs_on_the_reference_model(dynamic_graph, shape):
     import tosa_reference_model as reference_model
 
-    from harness.tosa_graph import read_tosa
+    from harness.tosa.graph import read_tosa
 
     m, buffer = dynamic_graph
     assert is_dynamic(buffer)
@@ -109,6 +104,7 @@ def test_resolved_graph_runs_on_the_reference_model(dynamic_graph, shape):
     np.testing.assert_allclose(out, m(x).detach().numpy(), atol=1e-5)
 
 
+@pytest.mark.lowering
 def test_resolver_refuses_inputs_that_contradict_the_graph(dynamic_graph):
     _, buffer = dynamic_graph
     with pytest.raises(ShapeError, match=r"input_1: declared shape \[-1, 4, -1, -1\] but the graph gives \[2, 5, 16, 17\]"):
@@ -117,6 +113,7 @@ def test_resolver_refuses_inputs_that_contradict_the_graph(dynamic_graph):
         resolve_shapes(buffer, [(2, 4, 16, 17), (1,)])
 
 
+@pytest.mark.lowering
 @pytest.mark.parametrize("descriptor, outcome", [
     ("conv2d_n2_ic4_oc8_i16x17_k3_s2_p1_dyall", Outcome.PASS),
     ("conv2d_n2_ic4_oc8_i16x17_k3_s2_dyspatial-wide_qa8w8", Outcome.PASS),
@@ -130,13 +127,16 @@ def test_resolver_refuses_inputs_that_contradict_the_graph(dynamic_graph):
     ("conv2d_n2_ic8_oc8_i12x12_k2_cxmaxpool_dyspatial-even-tosa10_qa8w8", Outcome.PASS),
 ])
 def test_dynamic_case_end_to_end(descriptor, outcome):
+    from harness.run.execute import run_case
+
     r = run_case(parse_descriptor(descriptor))
     assert r.outcome is outcome, r.reason
     assert not r.stale
     if outcome is Outcome.PASS:
         assert [s["outcome"] for s in r.metrics["sizes"]] == ["pass"] * 3
     if outcome is Outcome.KNOWN_ISSUE:
-        assert r.metrics["actual_outcome"] == "mismatch" and r.metrics["where"]["interior"] == 0
+        assert r.actual_outcome == "mismatch" and r.metrics["where"]["interior"] == 0
+        assert r.issue == "int-dynamic-pad-zero-point"
 
 
 def test_a_crashing_reference_model_costs_one_run_not_the_process(monkeypatch):

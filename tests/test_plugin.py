@@ -1,4 +1,5 @@
-"""The pytest plugin: same ids and same numbers with -n 0 and -n 2, merged results."""
+"""The pytest plugin: same ids and same numbers with -n 0 and -n 2, merged
+results, each line valid against the results schema."""
 
 from __future__ import annotations
 
@@ -6,6 +7,13 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+
+import jsonschema
+import pytest
+
+from harness.results.schema import results_schema
+
+pytestmark = pytest.mark.lowering
 
 CASES = [
     "conv2d_ic8_oc8_i12x12_k3_s2_p1_qa8w8",
@@ -40,6 +48,11 @@ def test_serial_and_parallel_runs_agree(tmp_path):
             assert a[key] == b[key], key
     assert rows0[0]["seed"] == 11
     assert {r["outcome"] for r in rows0} == {"pass", "expected_rejection"}
+    validator = jsonschema.Draft202012Validator(results_schema())
+    for row in rows0 + rows2:  # real sweep output, as a tool reading the file sees it
+        validator.validate(row)
+    assert len({r["run_id"] for r in rows0}) == 1 and rows0[0]["run_id"] != rows2[0]["run_id"]
+    assert {r["rule"] for r in rows0 if r["outcome"] == "pass"} == {"int-exact", "dot-product"}
 
 
 def test_bad_case_is_a_usage_error(tmp_path):

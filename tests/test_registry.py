@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 from harness.cases.known_issues import RegistryError, known_issue, parse_registry, registry
@@ -48,14 +50,16 @@ def test_error_signature_limits_what_an_entry_explains():
 @pytest.mark.parametrize(
     "text, fragment",
     [
-        ("[[issue]]\nid='x'\n", "missing field 'descriptor'"),
-        ("[[issue]]\nid='x'\ndescriptor='('\noutcomes=['mismatch']\nreason='r'\nlink='l'\n", "bad descriptor regex"),
-        ("[[issue]]\nid='x'\ndescriptor='a'\noutcomes=['pass']\nreason='r'\nlink='l'\n", "unknown outcome"),
+        ("[[issue]]\nid='x'\n", "missing field 'tier'"),
+        ("[[issue]]\nid='x'\ntier='weekly'\ndescriptor='a'\noutcomes=['mismatch']\nreason='r'\nlink='l'\n",
+         "unknown tier 'weekly'; tiers: smoke, nightly, full"),
+        ("[[issue]]\nid='x'\ntier='smoke'\ndescriptor='('\noutcomes=['mismatch']\nreason='r'\nlink='l'\n", "bad descriptor regex"),
+        ("[[issue]]\nid='x'\ntier='smoke'\ndescriptor='a'\noutcomes=['pass']\nreason='r'\nlink='l'\n", "unknown outcome"),
         ("[[issue]\n", "not valid TOML"),
-        ("[[issue]]\nid='x'\ndescriptor='a'\noutcomes=['mismatch']\nreason='r'\nlink='l'\nfields={colour='red'}\n",
+        ("[[issue]]\nid='x'\ntier='smoke'\ndescriptor='a'\noutcomes=['mismatch']\nreason='r'\nlink='l'\nfields={colour='red'}\n",
          "unknown config field 'colour'"),
-        ("[[issue]]\nid='x'\ndescriptor='a'\noutcomes=['mismatch']\nreason='r'\nlink='l'\nerror='('\n", "bad error regex"),
-        ("[[issue]]\nid='x'\ndescriptor='a'\noutcomes=['mismatch']\nreason='r'\nlink='l'\nstrict='no'\n",
+        ("[[issue]]\nid='x'\ntier='smoke'\ndescriptor='a'\noutcomes=['mismatch']\nreason='r'\nlink='l'\nerror='('\n", "bad error regex"),
+        ("[[issue]]\nid='x'\ntier='smoke'\ndescriptor='a'\noutcomes=['mismatch']\nreason='r'\nlink='l'\nstrict='no'\n",
          "strict must be true or false"),
     ],
 )
@@ -85,3 +89,16 @@ def test_documented_rejections(descriptor, rule):
 )
 def test_supported_configs_are_not_rejected(descriptor):
     assert expected_rejection(parse_descriptor(descriptor)) is None
+
+
+@functools.lru_cache(maxsize=None)
+def _tier(name: str) -> tuple[str, ...]:
+    from harness.cases.sweeps import sweep
+
+    return tuple(c.descriptor for c in sweep(name))
+
+
+@pytest.mark.parametrize("issue", registry(), ids=lambda i: i.id)
+def test_every_entry_matches_a_case_of_the_tier_it_names(issue):
+    assert any(issue.matches(d) for d in _tier(issue.tier)), (
+        f"{issue.id} names tier {issue.tier}, which has no case it matches: move it, or drop the entry")

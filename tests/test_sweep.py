@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness.results import CaseResult, Outcome
+from harness.results.case_result import CaseResult, Outcome
+
+pytestmark = pytest.mark.lowering
 
 
 def check_result(result: CaseResult) -> None:
@@ -22,17 +24,15 @@ def check_result(result: CaseResult) -> None:
     if result.outcome is Outcome.MISTRUSTED:  # proves nothing: not a pass, not a failure
         pytest.xfail(f"mistrusted: {result.reason}")
     if result.outcome is Outcome.KNOWN_ISSUE:
-        issue = result.reason.split(":")[0]
-        pytest.xfail(f"known issue {issue} (actual outcome {result.metrics.get('actual_outcome')}); see the results file")
+        pytest.xfail(f"known issue {result.issue} (actual outcome {result.actual_outcome}); see the results file")
     if not result.outcome.ok:
         pytest.fail(detail, pytrace=False)
 
 
 def test_case(conv_case, harness_run):
-    from harness.execute import run_case
+    from harness.run.execute import run_case
 
-    result = run_case(
-        conv_case, harness_run.seed, harness_run.runner, keep_dir=harness_run.artifacts_dir, canary=harness_run.canary
-    )
+    result = run_case(conv_case, harness_run.seed, harness_run.target, keep_dir=harness_run.artifacts_dir,
+                      canary=harness_run.canary, run_id=harness_run.run_id)
     harness_run.record(result)
     check_result(result)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.tosa_math import apply_scale, multiplier_shift, rescale
+from harness.judging.spec_math import apply_scale, multiplier_shift, rescale
 
 
 @pytest.mark.parametrize(

@@ -24,6 +24,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from harness.cases.sweeps import SWEEPS
+from harness.config import ConvConfig, parse_descriptor
+from harness.results.case_result import Outcome
+
 REGISTRY = Path(__file__).with_name("known_issues.toml")
 
 
@@ -34,6 +38,7 @@ class RegistryError(ValueError):
 @dataclass(frozen=True)
 class KnownIssue:
     id: str
+    tier: str  # the smallest sweep that reproduces it (a test keeps it true)
     descriptor: re.Pattern
     outcomes: tuple[str, ...]
     reason: str
@@ -59,31 +64,27 @@ class KnownIssue:
             return False
         if not self.fields:
             return True
-        from harness.config import parse_descriptor
-
         config = parse_descriptor(descriptor)
         return all(getattr(config, name) in allowed for name, allowed in self.fields)
 
 
 def parse_registry(text: str, source: str = "registry") -> tuple[KnownIssue, ...]:
-    from harness.results import Outcome
-
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise RegistryError(f"{source}: not valid TOML: {e}") from e
     issues = []
     allowed = {o.value for o in Outcome} - {"pass", "known_issue"}
-    from harness.config import ConvConfig
-
     known_fields = set(ConvConfig.__dataclass_fields__) | {
         n for n, v in vars(ConvConfig).items() if isinstance(v, property)
     }
     for i, entry in enumerate(data.get("issue", [])):
         where = f"{source} issue #{i + 1} ({entry.get('id', '?')})"
-        for key in ("id", "descriptor", "outcomes", "reason", "link"):
+        for key in ("id", "tier", "descriptor", "outcomes", "reason", "link"):
             if key not in entry:
                 raise RegistryError(f"{where}: missing field {key!r}")
+        if entry["tier"] not in SWEEPS:
+            raise RegistryError(f"{where}: unknown tier {entry['tier']!r}; tiers: {', '.join(SWEEPS)}")
         fields = []
         for name, wanted in entry.get("fields", {}).items():
             if name not in known_fields:
@@ -109,7 +110,7 @@ def parse_registry(text: str, source: str = "registry") -> tuple[KnownIssue, ...
                     raise RegistryError(f"{where}: {key} must be true or false, not {entry[key]!r}")
                 flags[key] = entry[key]
         issues.append(
-            KnownIssue(entry["id"], pattern, tuple(entry["outcomes"]), " ".join(entry["reason"].split()), entry["link"],
+            KnownIssue(entry["id"], entry["tier"], pattern, tuple(entry["outcomes"]), " ".join(entry["reason"].split()), entry["link"],
                        tuple(fields), **flags)
         )
     return tuple(issues)
@@ -135,3 +136,8 @@ def known_issue(
         if outcome is None or issue.explains(outcome, metrics or {}, reason):
             return issue
     return None
+
+
+def entry(issue_id: str) -> KnownIssue | None:
+    """The registry entry with this id, if it is still there."""
+    return next((i for i in registry() if i.id == issue_id), None)

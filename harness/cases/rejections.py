@@ -80,3 +80,8 @@ def expected_rejection(c: ConvConfig) -> Rejection | None:
         if rule.applies(c):
             return rule
     return None
+
+
+def rejection(name: str) -> Rejection | None:
+    """The documented rejection called `name`, if it is still documented."""
+    return next((r for r in REJECTIONS if r.name == name), None)

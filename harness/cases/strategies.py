@@ -22,17 +22,9 @@ from __future__ import annotations
 
 import random
 
-from harness.config import (
-    CONTEXTS,
-    DATASETS,
-    DYNAMICS,
-    FP8_SCHEMES,
-    GRAPH_SCHEMES,
-    PADDING_MODES,
-    ConfigError,
-    ConvConfig,
-    parse_descriptor,
-)
+from harness.case.contexts import CONTEXT_NAMES
+from harness.config import DATASETS, DYNAMICS, PADDING_MODES, ConfigError, ConvConfig, parse_descriptor
+from harness.policy.schemes import FP8_SCHEMES, GRAPH_SCHEMES
 
 # One line per target; the comment names the branch it aims at.
 EDGE_BASES = (
@@ -217,7 +209,7 @@ DIMENSIONS: dict[str, list] = {
     "padding_mode": list(PADDING_MODES),
     "scheme": list(GRAPH_SCHEMES),  # fp8 runs the conv alone: fp8_cases
     "dataset": list(DATASETS),
-    "context": list(CONTEXTS),
+    "context": list(CONTEXT_NAMES),
     # TOSA 1.0 and even-size kinds: hand-picked bases (DYNAMIC_TOSA10_BASES, DYNAMIC_EVEN_BASES)
     "dynamic": [d for d in DYNAMICS if not d.endswith("-tosa10") and not d.startswith("spatial-even")],
 }

@@ -5,11 +5,12 @@ quantize/dequantize ops stay on the CPU, as on a device); each delegate call
 is replaced by the reference model running that delegate's flatbuffer,
 in-process. Delegate inputs and outputs are matched by name and laid out in
 each tensor's dim order, as the backend declared it. A graph with dynamic dims
-gets them resolved for the run's inputs first (`harness.tosa_shapes`).
+gets them resolved for the run's inputs first (`harness.tosa.shapes`).
 """
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import pickle
 import signal
@@ -19,9 +20,9 @@ from contextlib import contextmanager
 import numpy as np
 import torch
 
-from harness.runners import Availability, RunnerError
-from harness.tosa_graph import read_tosa
-from harness.tosa_shapes import ShapeError, is_dynamic, resolve_shapes
+from harness.runners.base import Availability, RunnerError
+from harness.tosa.graph import read_tosa
+from harness.tosa.shapes import ShapeError, is_dynamic, resolve_shapes
 
 _DELEGATE = torch.ops.higher_order.executorch_call_delegate
 
@@ -100,6 +101,7 @@ def _run_isolated(buffer: bytes, feed: list[np.ndarray]) -> tuple[list[np.ndarra
     pid = os.fork()
     if pid == 0:  # child: run, send the result, leave without any cleanup handlers
         try:
+            faulthandler.disable()  # a crash is reported by its signal; no Python traceback dump
             os.close(read_end)
             try:
                 outputs, status = reference_model.run(buffer, feed)

@@ -19,7 +19,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from harness.tosa_graph import CONV_ATTRIBUTES, _enum_names, attribute
+from harness.tosa.graph import CONV_ATTRIBUTES, _enum_names, attribute
 
 
 class ShapeError(ValueError):

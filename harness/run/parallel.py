@@ -16,18 +16,19 @@ from multiprocessing.connection import wait
 from typing import Callable, Iterable
 
 from harness.config import ConvConfig
-from harness.results import CaseResult, Outcome
+from harness.policy.targets import get_target
+from harness.results.case_result import CaseResult, Outcome
 
 
-DEFAULT_TARGET = "harness.execute:run_case"
+DEFAULT_CASE_FN = "harness.run.execute:run_case"
 
 
-def _worker_main(conn, target: str, seed: int, runner: str, keep_dir: str | None, canary: str) -> None:
+def _worker_main(conn, case_fn: str, seed: int, target: str, keep_dir: str | None, canary: str, run_id: str) -> None:
     import importlib
 
     from harness.config import parse_descriptor
 
-    module_name, function = target.split(":")
+    module_name, function = case_fn.split(":")
     module = importlib.import_module(module_name)
     run_case = getattr(module, function)
     if hasattr(module, "setup_process"):
@@ -37,7 +38,7 @@ def _worker_main(conn, target: str, seed: int, runner: str, keep_dir: str | None
         descriptor = conn.recv()
         if descriptor is None:
             return
-        result = run_case(parse_descriptor(descriptor), seed, runner, keep_dir=keep_dir, canary=canary)
+        result = run_case(parse_descriptor(descriptor), seed, target, keep_dir=keep_dir, canary=canary, run_id=run_id)
         conn.send(("result", result.to_json()))
 
 
@@ -64,21 +65,22 @@ class _Worker:
 def run_parallel(
     configs: Iterable[ConvConfig],
     seed: int,
-    runner: str,
+    target: str,
     jobs: int,
     on_result: Callable[[CaseResult], None],
     keep_dir: str | None = None,
-    target: str = DEFAULT_TARGET,
+    case_fn: str = DEFAULT_CASE_FN,
     canary: str = "",
+    run_id: str = "",
 ) -> None:
     """Run every config on `jobs` workers; call `on_result` as each finishes.
 
-    `target` ("module:function") is the per-case function, `run_case` unless
+    `case_fn` ("module:function") is the per-case function, `run_case` unless
     a test substitutes one; a `setup_process` in its module runs once per worker.
     """
     ctx = mp.get_context("spawn")
     pending = deque(c.descriptor for c in configs)
-    args = (target, seed, runner, keep_dir, canary)
+    args = (case_fn, seed, target, keep_dir, canary, run_id)
     workers = [_Worker(ctx, args) for _ in range(max(1, min(jobs, len(pending))))]
     try:
         while pending or any(w.task for w in workers):
@@ -115,7 +117,9 @@ def run_parallel(
                                 Outcome.RUNNER_ERROR,
                                 reason=f"worker process died (exit code {w.process.exitcode}) while running this case; "
                                 "run it alone with `python -m harness run` to see the stage",
-                                runner=runner,
+                                target=target,
+                                runner=get_target(target).runner,
+                                run_id=run_id,
                                 canary=canary,
                             )
                         )

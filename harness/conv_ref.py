@@ -1,63 +1,19 @@
-"""The nn.Module a case exports, and the same conv as a plain function.
+"""The reference conv, on explicit tensors in any dtype, and the border mask.
 
-The module is what a user writes (nn.ConvNd / nn.ConvTransposeNd), so the
-exported graph takes the same path into the backend as real models do. The
-function is the oracles' conv: any dtype, any weights, same semantics.
+Neutral ground: the module a case exports (`harness.case.model`), the
+oracles and the localization of mismatches (`harness.judging`) all take the
+conv's semantics from here, and nothing here knows how a case is lowered.
 """
 
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
-from torch import nn
 
 from harness.config import ConvConfig
-from harness.data import CaseTensors
 
-_CONV = {1: nn.Conv1d, 2: nn.Conv2d, 3: nn.Conv3d}
-_TCONV = {1: nn.ConvTranspose1d, 2: nn.ConvTranspose2d, 3: nn.ConvTranspose3d}
 _F_CONV = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
 _F_TCONV = {1: F.conv_transpose1d, 2: F.conv_transpose2d, 3: F.conv_transpose3d}
-
-
-def _conv_module(c: ConvConfig) -> nn.Module:
-    if c.transposed:
-        return _TCONV[c.rank](
-            c.in_channels,
-            c.out_channels,
-            c.kernel,
-            stride=c.stride,
-            padding=c.padding,
-            output_padding=c.output_padding,
-            groups=c.groups,
-            bias=c.bias,
-            dilation=c.dilation,
-            padding_mode=c.padding_mode,
-        )
-    return _CONV[c.rank](
-        c.in_channels,
-        c.out_channels,
-        c.kernel,
-        stride=c.stride,
-        padding=c.padding,
-        dilation=c.dilation,
-        groups=c.groups,
-        bias=c.bias,
-        padding_mode=c.padding_mode,
-    )
-
-
-def build_model(c: ConvConfig, tensors: CaseTensors, seed: int = 0) -> nn.Module:
-    """The eval-mode fp32 module for `c`: the conv holding the case's weights,
-    inside its graph context (whose own parameters derive from the seed)."""
-    from harness.contexts import build_context
-
-    with torch.no_grad():
-        conv = _conv_module(c)
-        conv.weight.copy_(tensors.weight)
-        if c.bias:
-            conv.bias.copy_(tensors.bias)
-    return build_context(c, conv, c.descriptor, seed).eval()
 
 
 def conv_forward(

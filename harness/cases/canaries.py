@@ -16,7 +16,8 @@ from typing import Callable, Iterator
 
 import torch
 
-from harness.config import FP8_SCHEMES, ConvConfig
+from harness.config import ConvConfig
+from harness.policy.schemes import FP8_SCHEMES
 
 
 @dataclass(frozen=True)
@@ -28,21 +29,12 @@ class Canary:
     patch: Callable[[], Callable[[], None]]  # installs the fault, returns its undo
 
 
-def _remainders(c: ConvConfig) -> list[tuple[int, int]]:
-    """(remainder, pad) per dim: TOSA needs (L + 2p - d(k-1) - 1) % s == 0; the
-    backend trims the trailing pad when remainder <= pad, else slices the input."""
-    if c.transposed or isinstance(c.padding, str):
-        return []
-    return [((L + 2 * p - d * (k - 1) - 1) % s, p)
-            for L, p, d, k, s in zip(c.input_size, c.padding, c.dilation, c.kernel, c.stride)]
-
-
 def _trims(c: ConvConfig) -> bool:
-    return any(0 < r <= p for r, p in _remainders(c))
+    return "trim" in c.size_adjustments()
 
 
 def _slices(c: ConvConfig) -> bool:
-    return any(r > p for r, p in _remainders(c))
+    return "slice" in c.size_adjustments()
 
 
 def _set(obj, attr: str, value) -> Callable[[], None]:

@@ -24,11 +24,11 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from harness.case.data import CaseTensors
 from harness.config import ConvConfig
-from harness.data import CaseTensors
-from harness.lowering import ConvQParams
-from harness.model import conv_forward
-from harness.tosa_math import rescale
+from harness.conv_ref import conv_forward
+from harness.judging.spec_math import rescale
+from harness.qparams import ConvQParams
 
 
 def eager_fp32(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) -> torch.Tensor:

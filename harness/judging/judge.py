@@ -1,21 +1,26 @@
 """Judge one case's output: all references computed once, one verdict per output.
 
 `Judge(config, tensors, model, quantized, acc_types)` builds the references
-the scheme and context need; `judge(output)` returns the outcome, reason and
-metrics. The split lets the detection tests feed the same references
-deliberately broken outputs.
+the scheme and context need; `judge(output)` returns the outcome, the rule
+that decided it, the reason and the metrics. The split lets the detection
+tests feed the same references deliberately broken outputs.
 
-* Quantized, standalone conv: bit-exact against the integer-exact oracle,
-  within 1 LSB of the fake-quant model.
-* Quantized, in a graph context: within the context's tolerance of the
-  fake-quant model (1 LSB for one requantization; more where a requantized
-  intermediate feeds arithmetic, derived from the quantization parameters).
+* Quantized, standalone conv (`int-exact`): bit-exact against the
+  integer-exact oracle, within 1 LSB of the fake-quant model.
+* Quantized, in a graph context (`int-fake-quant`): within the context's
+  tolerance of the fake-quant model (1 LSB for one requantization; more where
+  a requantized intermediate feeds arithmetic, derived from the quantization
+  parameters).
 * Either: SQNR against eager fp32 above the scheme's and data set's floor.
-* Float: the TOSA DOT_PRODUCT rule for the declared accumulator, over the
-  whole graph's bound (fp8: that rule on the conv's fp16 output plus one
-  rounding to fp8); on the `exact` data set, where every partial sum is exact
-  in the accumulator, the exactly-rounded result.
+* Float (`dot-product`, `dot-product-cast`): the TOSA DOT_PRODUCT rule for the
+  declared accumulator, over the whole graph's bound (fp8: that rule on the
+  conv's fp16 output plus one rounding to fp8); on the `exact` data set, where
+  every partial sum is exact in the accumulator, the exactly-rounded result
+  too (`-exact`).
 * A degenerate reference makes the case `mistrusted`.
+
+Judging imports neither ExecuTorch nor the lowering: its inputs are the
+case's tensors and module and the quantizer's parameters (`harness.qparams`).
 """
 
 from __future__ import annotations
@@ -25,21 +30,21 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from harness import compare, oracles
-from harness.config import FP8_SCHEMES, ConvConfig
-from harness.data import FLOAT_DTYPES, CaseTensors
-from harness.lowering import QuantizedModel
-from harness.model import border_mask
-from harness.results import Outcome
-
-# Contexts whose output keeps the conv's (N, C, spatial) layout and size.
-_CONV_LAYOUT = ("none", "relu", "relu6", "hardtanh", "add", "relu-add", "chain", "chain3", "bn", "permute-in",
-                "view-in")
+from harness.case.data import CaseTensors, scheme_dtype
+from harness.case.model import CaseModule
+from harness.config import ConvConfig
+from harness.conv_ref import border_mask
+from harness.judging import compare, oracles
+from harness.policy.schemes import DOT_PRODUCT_CAST_RULE, SCHEMES, sqnr_floor
+from harness.policy.tolerances import MAX_LSB_EXACT
+from harness.qparams import QuantizedModel
+from harness.results.case_result import Outcome
 
 
 @dataclass
 class Judgement:
     outcome: Outcome
+    rule: str
     reason: str = ""
     metrics: dict = field(default_factory=dict)
 
@@ -49,18 +54,19 @@ class Judge:
         self,
         config: ConvConfig,
         tensors: CaseTensors,
-        model: torch.nn.Module,
+        model: CaseModule,
         quantized: QuantizedModel | None,
         acc_types: tuple[str, ...] = (),
     ):
         """`acc_types`: the accumulator the graph declares for each conv op.
         The float bound follows the least precise one (fp32 if none)."""
         self.config = config
+        self.scheme = SCHEMES[config.scheme]
         self.model = model
+        self.context = model.context
         self.acc = min((a.lower() for a in acc_types if a.lower() in compare.FP_FORMATS),
                        key=lambda a: compare.FP_FORMATS[a][0], default="fp32")
         self.eager = oracles.eager_fp32(model, tensors.inputs)
-        self.conv_layout = config.context in _CONV_LAYOUT
         self.border = border_mask(config).numpy()
         self.int_ref: oracles.IntReference | None = None
         if config.is_quantized:
@@ -71,7 +77,7 @@ class Judge:
             self.fake_quant_codes = compare.quantize_output(
                 oracles.fake_quant(quantized.module, tensors.inputs), oq.scale, oq.zero_point, oq.qmin, oq.qmax
             )
-            self.tolerance = model.int_tolerance(quantized)
+            self.tolerance = self.context.int_tolerance(quantized)
             if config.context == "none":
                 self.int_ref = oracles.integer_exact(config, tensors, quantized.qparams)
                 self.reference = self.int_ref.codes
@@ -79,18 +85,18 @@ class Judge:
                 self.reference = self.fake_quant_codes
         else:
             self.ref64, self.bound = oracles.fp64_with_bound(model, tensors.inputs)
-            self.has_bias = model.has_bias(tensors.bias)
+            self.has_bias = self.context.has_bias(tensors.bias)
             self.reference = self.ref64.numpy()
 
     def judge(self, output: torch.Tensor) -> Judgement:
         j = self._judge_int(output) if self.config.is_quantized else self._judge_float(output)
-        if not self.conv_layout and "worst" in j.metrics:  # coordinates of a non-conv layout
+        if not self.context.conv_layout and "worst" in j.metrics:  # coordinates of a non-conv layout
             w = j.metrics["worst"]
             j.metrics["worst"] = {"index": [w["n"], w["c"], *w["pos"]], **{k: v for k, v in w.items() if k not in ("n", "c", "pos")}}
         return j
 
     def _localize(self, metrics: dict, diff: np.ndarray) -> None:
-        if self.conv_layout and diff.shape[2:] == self.border.shape and diff.any():
+        if self.context.conv_layout and diff.shape[2:] == self.border.shape and diff.any():
             metrics["where"] = compare.localize(diff, self.border)
 
     def _judge_int(self, output: torch.Tensor) -> Judgement:
@@ -98,11 +104,13 @@ class Judge:
         out = compare.quantize_output(output, oq.scale, oq.zero_point, oq.qmin, oq.qmax)
         reasons = []
         if self.int_ref is not None:
-            exact = compare.lsb(out, self.reference, max_lsb=compare.MAX_LSB_EXACT)
+            rule = "int-exact"
+            exact = compare.lsb(out, self.reference, max_lsb=MAX_LSB_EXACT)
             metrics = dict(exact.metrics)
             if not exact.passed:
                 reasons.append(f"vs integer-exact: {exact.reason}")
         else:
+            rule = "int-fake-quant"
             metrics = {}
         fq = compare.lsb(out, self.fake_quant_codes, max_lsb=self.tolerance)
         if self.int_ref is None:
@@ -116,7 +124,7 @@ class Judge:
             reasons.append(f"vs fake-quant: {fq.reason}")
         sqnr = compare.sqnr_db(self.eager, output)
         saturated = compare.two_sided_saturation(self.eager)
-        floor = compare.sqnr_floor(self.config.scheme, self.config.dataset, saturated)
+        floor = sqnr_floor(self.config.scheme, self.config.dataset, saturated)
         metrics.update(sqnr_db=sqnr, sqnr_floor_db=floor)
         if sqnr is not None and sqnr < floor:
             reasons.append(f"SQNR {sqnr:.1f} dB against fp32 is below the {floor:.0f} dB floor")
@@ -125,45 +133,51 @@ class Judge:
             metrics["rescale"] = {"bits": self.int_ref.bits, "multipliers": list(self.int_ref.multipliers[:4]),
                                   "shifts": list(self.int_ref.shifts[:4])}
         if reasons:
-            return Judgement(Outcome.MISMATCH, "; ".join(reasons), metrics)
+            return Judgement(Outcome.MISMATCH, rule, "; ".join(reasons), metrics)
         degenerate = compare.degenerate_reason(self.reference, oq.qmin, oq.qmax, oq.zero_point)
-        return Judgement(Outcome.MISTRUSTED if degenerate else Outcome.PASS, degenerate, metrics)
+        return Judgement(Outcome.MISTRUSTED if degenerate else Outcome.PASS, rule, degenerate, metrics)
 
     def _judge_float(self, output: torch.Tensor) -> Judgement:
-        c = self.config
         ks = self.model.dot_product_length()
-        if c.scheme in FP8_SCHEMES:
-            verdict = compare.dot_product_cast(output, self.ref64, self.bound, ks, self.has_bias, c.scheme, self.acc)
-        else:
-            verdict = compare.dot_product(output, self.ref64, self.bound, ks, self.has_bias, c.scheme, self.acc)
+        verdict = self._dot_product_rule(output, ks)
+        rule = self.scheme.rule
         metrics = dict(verdict.metrics)
         reasons = [verdict.reason] if not verdict.passed else []
         if tuple(output.shape) == tuple(self.ref64.shape):
-            rounded = self.ref64.to(FLOAT_DTYPES[c.scheme]).double()
+            rounded = self.ref64.to(scheme_dtype(self.config.scheme)).double()
             inexact = output.double() != rounded
             metrics["n_inexact"] = int(inexact.sum())
             exact_rule = self._exact_rule()
-            if exact_rule and metrics["n_inexact"]:
-                reasons.append(f"{metrics['n_inexact']} element(s) differ from the exactly rounded result on exact data")
+            if exact_rule:
+                rule += "-exact"
+                if metrics["n_inexact"]:
+                    reasons.append(f"{metrics['n_inexact']} element(s) differ from the exactly rounded result on exact data")
             if reasons:
                 self._localize(metrics, inexact.numpy() if exact_rule else self._over_limit(output, ks))
         if reasons:
-            return Judgement(Outcome.MISMATCH, "; ".join(reasons), metrics)
+            return Judgement(Outcome.MISMATCH, rule, "; ".join(reasons), metrics)
         degenerate = compare.degenerate_reason(self.reference)
-        return Judgement(Outcome.MISTRUSTED if degenerate else Outcome.PASS, degenerate, metrics)
+        return Judgement(Outcome.MISTRUSTED if degenerate else Outcome.PASS, rule, degenerate, metrics)
+
+    def _dot_product_rule(self, output: torch.Tensor, ks: int) -> compare.Verdict:
+        s = self.scheme
+        if s.rule == DOT_PRODUCT_CAST_RULE:
+            return compare.dot_product_cast(output, self.ref64, self.bound, ks, self.has_bias, s.name, self.acc,
+                                            s.conv_format)
+        return compare.dot_product(output, self.ref64, self.bound, ks, self.has_bias, s.name, self.acc)
 
     def _exact_rule(self) -> bool:
         """Exact data, exact arithmetic, and every partial sum (an integer no
         larger than the bound) exact in the accumulator: then the output is
         the exactly rounded result, whatever the summation order."""
-        if self.config.dataset != "exact" or not self.model.exact_arithmetic:
+        if self.config.dataset != "exact" or not self.context.exact_arithmetic:
             return False
         return float(self.bound.abs().max()) <= 2.0 ** (compare.FP_FORMATS[self.acc][0] + 1)
 
     def _over_limit(self, output: torch.Tensor, ks: int) -> np.ndarray:
-        c = self.config
-        if c.scheme in FP8_SCHEMES:
-            limits = compare.cast_limits(self.ref64, self.bound, ks, self.has_bias, c.scheme, self.acc)
+        s = self.scheme
+        if s.rule == DOT_PRODUCT_CAST_RULE:
+            limits = compare.cast_limits(self.ref64, self.bound, ks, self.has_bias, s.name, self.acc, s.conv_format)
             return np.abs(output.double().numpy() - self.ref64.numpy()) > limits
-        per_element = compare.dot_product_errors(output, self.ref64, self.bound, c.scheme)
-        return np.abs(per_element) > compare.dot_product_limit(ks, self.has_bias, c.scheme, self.acc)
+        per_element = compare.dot_product_errors(output, self.ref64, self.bound, s.name)
+        return np.abs(per_element) > compare.dot_product_limit(ks, self.has_bias, s.name, self.acc)

@@ -5,8 +5,10 @@ from __future__ import annotations
 import statistics
 from collections import Counter, defaultdict
 
+from harness.cases.known_issues import entry
+from harness.cases.rejections import rejection
 from harness.config import parse_descriptor
-from harness.results import CaseResult, Outcome
+from harness.results.case_result import CaseResult, Outcome
 
 _ORDER = [o.value for o in Outcome]
 
@@ -16,6 +18,17 @@ def _op_of(r: CaseResult) -> str:
         return "+".join(sorted(set(r.conv_ops)))
     c = parse_descriptor(r.descriptor)
     return f"({'t' if c.transposed else ''}conv{c.rank}d)"
+
+
+def explanation(r: CaseResult) -> str:
+    """Why a case is explained: its registry entry, its documented rejection, or its own reason."""
+    if r.issue:
+        known = entry(r.issue)
+        return f"known issue {r.issue}: {known.reason if known else '(no longer in the registry)'}"
+    if r.rejection:
+        rule = rejection(r.rejection)
+        return f"documented rejection {r.rejection}: {rule.reason if rule else '(no longer documented)'}"
+    return r.reason
 
 
 def outcome_counts(results: list[CaseResult]) -> dict[str, int]:
@@ -105,12 +118,12 @@ def summarize(results: list[CaseResult], title: str = "Conv numerics sweep") -> 
         lines += ["## Explained (not failures)", ""]
         groups: dict[tuple[str, str], list[CaseResult]] = defaultdict(list)
         for r in explained:
-            # "<id>: <reason> [<what happened>]" -> group by id and reason
-            groups[(r.outcome.value, r.reason.split(" [")[0].split(" (left on CPU")[0])].append(r)
-        for (outcome, reason), rs in groups.items():
-            lines.append(f"- **{outcome}**, {len(rs)} case(s): {reason}")
+            groups[(r.outcome.value, explanation(r))].append(r)
+        for (outcome, why), rs in groups.items():
+            lines.append(f"- **{outcome}**, {len(rs)} case(s): {why}")
             for r in rs:
-                lines.append(f"  - `{r.descriptor}`")
+                actual = f" (actually {r.actual_outcome}: {r.reason})" if r.outcome is Outcome.KNOWN_ISSUE else ""
+                lines.append(f"  - `{r.descriptor}`{actual}")
         lines.append("")
 
     totals = [r.timings_s.get("total") for r in results if r.timings_s.get("total")]

@@ -1,6 +1,7 @@
-"""Tolerance policies and metrics: does a target's output match its reference?
+"""Comparison rules and metrics: does a target's output match its reference?
 
-Each policy is an argument rather than a knob:
+Each rule is an argument rather than a knob (the fixed numbers and their
+arguments: `harness.policy.tolerances`; SQNR floors: `harness.policy.schemes`):
 
 * Quantized schemes are compared in output LSB (quantization steps of the
   quantizer's output scale). Against the integer-exact oracle a conforming
@@ -21,12 +22,12 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-MAX_LSB_EXACT = 0  # against the integer-exact oracle
-MAX_LSB_FAKE_QUANT = 1  # against the fake-quant model: fixed-point rescale and fp32 sums round differently
-# A reference whose output is mostly one value or mostly clamped cannot tell
-# a right lowering from a wrong one: such a case is "mistrusted", never a pass.
-DEGENERATE_MODE_SHARE = 0.9
-DEGENERATE_CLAMP_SHARE = 0.5
+from harness.policy.tolerances import (
+    DEGENERATE_CLAMP_SHARE,
+    DEGENERATE_MODE_SHARE,
+    MAX_LSB_EXACT,
+    TWO_SIDED_SATURATION_SHARE,
+)
 
 FP_FORMATS = {  # fraction bits, smallest normal
     "fp32": (23, float(np.finfo(np.float32).tiny)),
@@ -36,8 +37,6 @@ FP_FORMATS = {  # fraction bits, smallest normal
     "fp8e5m2": (2, 2.0**-14),
 }
 FP_MAX = {"fp32": float(np.finfo(np.float32).max), "fp16": 65504.0, "bf16": 3.3895313892515355e38}
-# TOSA: a conv with fp8 operands accumulates in and outputs fp16.
-FP8_CONV_OUTPUT = "fp16"
 
 
 def element(index: tuple[int, ...]) -> dict:
@@ -169,15 +168,16 @@ def half_ulp(values: np.ndarray, fmt: str) -> np.ndarray:
     return 2.0 ** (np.floor(np.log2(v)) - nf - 1)
 
 
-def cast_limits(ref: torch.Tensor, bnd: torch.Tensor, ks: int, has_bias: bool, fmt: str, acc: str) -> np.ndarray:
-    """Per-element |out - ref| limit of a conv computed in FP8_CONV_OUTPUT and CAST to `fmt`.
+def cast_limits(
+    ref: torch.Tensor, bnd: torch.Tensor, ks: int, has_bias: bool, fmt: str, acc: str, conv: str
+) -> np.ndarray:
+    """Per-element |out - ref| limit of a conv computed in format `conv` and CAST to `fmt`.
 
-    The conv's own limit e (the DOT_PRODUCT rule for fp8 inputs: 2*ksb units of
-    max(bnd * 2^-11, smallest fp16 normal)) plus one rounding to `fmt` of a
-    value at most |ref| + e: e + half_ulp_fmt(|ref| + e). Infinite where the
-    bound overflows fp16 (no limit there, as in the rule).
+    The conv's own limit e (the DOT_PRODUCT rule for fp8 inputs into fp16: 2*ksb
+    units of max(bnd * 2^-11, smallest fp16 normal)) plus one rounding to `fmt`
+    of a value at most |ref| + e: e + half_ulp_fmt(|ref| + e). Infinite where the
+    bound overflows `conv` (no limit there, as in the rule).
     """
-    conv = FP8_CONV_OUTPUT
     nf, normal_min = FP_FORMATS[conv]
     r, b = ref.double().numpy(), bnd.double().numpy()
     e = dot_product_limit(ks, has_bias, conv, acc) * np.maximum(b * 2.0 ** (-1 - nf), normal_min)
@@ -186,17 +186,17 @@ def cast_limits(ref: torch.Tensor, bnd: torch.Tensor, ks: int, has_bias: bool, f
 
 
 def dot_product_cast(
-    out: torch.Tensor, ref: torch.Tensor, bnd: torch.Tensor, ks: int, has_bias: bool, fmt: str, acc: str = "fp16"
+    out: torch.Tensor, ref: torch.Tensor, bnd: torch.Tensor, ks: int, has_bias: bool, fmt: str, acc: str, conv: str
 ) -> Verdict:
-    """An fp8 conv: TOSA computes it into an fp16 tensor, where the DOT_PRODUCT
-    rule holds, and the backend CASTs that to `fmt` (round to nearest), which
-    is all a caller sees. Per element |out - ref| <= `cast_limits`; where bnd
+    """An fp8 conv: TOSA computes it into a tensor of format `conv` (fp16), where
+    the DOT_PRODUCT rule holds, and the backend CASTs that to `fmt` (round to
+    nearest), which is all a caller sees. Per element |out - ref| <= `cast_limits`; where bnd
     is 0 the output must be exactly 0. The rule's variance test is about the
     fp16 values, which the CAST hides, so it is not applied."""
     if tuple(out.shape) != tuple(ref.shape):
         return Verdict(False, {"shape": list(out.shape), "ref_shape": list(ref.shape)}, "output shape differs from the reference")
     o, r, b = (t.double().numpy() for t in (out, ref, bnd))
-    limits = cast_limits(ref, bnd, ks, has_bias, fmt, acc)
+    limits = cast_limits(ref, bnd, ks, has_bias, fmt, acc, conv)
     ratio = np.where(np.isinf(limits), 0.0, np.abs(o - r) / limits)
     zero_violations = (b == 0) & (o != 0)
     worst = _argmax(np.where(zero_violations, np.inf, ratio))
@@ -204,7 +204,7 @@ def dot_product_cast(
     metrics = {
         "max_err": round(float(ratio.max()), 6) if o.size else 0.0,  # in units of the element's limit
         "err_limit": 1,
-        "ksb": ksb(ks, has_bias, FP8_CONV_OUTPUT, acc),
+        "ksb": ksb(ks, has_bias, conv, acc),
         "acc": acc,
         "n_over": n_over,
         "n_zero_bound_violations": int(np.count_nonzero(zero_violations)),
@@ -215,7 +215,7 @@ def dot_product_cast(
     }
     reasons = []
     if n_over:
-        reasons.append(f"{n_over} element(s) beyond the fp16 conv limit plus one rounding to {fmt} "
+        reasons.append(f"{n_over} element(s) beyond the {conv} conv limit plus one rounding to {fmt} "
                        f"(max {metrics['max_err']:.3g} limits)")
     if metrics["n_zero_bound_violations"]:
         reasons.append(f"{metrics['n_zero_bound_violations']} element(s) non-zero where the bound is 0")
@@ -256,31 +256,7 @@ def degenerate_reason(
     return ""
 
 
-# SQNR floors (dB) against eager fp32. Their job: catch a scale error both
-# quantized paths share, which the comparison between them cannot see. A scale
-# 1.25x off costs a signal 12 dB; 2x off, 6 dB. The floors sit below the
-# smallest SQNR clean ExecuTorch 1.5.1 gave on the 1,832 nightly cases, with
-# margin: a8w8 19.7 and a8w8-pt 20.1 (outliers: per-channel-skewed weights
-# before hardtanh, a spike channel under per-tensor weights; most cases are
-# above 30), a16w8 35.5. `full-range` saturates a quarter to a half of the
-# outputs by design (4.1-7.3 dB measured): there the floor only catches sign
-# errors and worse.
-DEFAULT_SQNR_FLOOR_DB = {"a8w8": 14.0, "a8w8-pt": 14.0, "a16w8": 25.0}
-SQNR_FLOOR_DB: dict[tuple[str, str], float] = {
-    ("a8w8", "full-range"): 0.0,
-    ("a8w8-pt", "full-range"): 0.0,
-}
-
-
-def sqnr_floor(scheme: str, dataset: str, saturated: bool = False) -> float:
-    """`saturated`: the fp32 output itself sits at both ends of a clamp for much
-    of the tensor (exact data through a hardtanh): treated like `full-range`."""
-    if saturated:
-        dataset = "full-range"
-    return SQNR_FLOOR_DB.get((scheme, dataset), DEFAULT_SQNR_FLOOR_DB.get(scheme, 0.0))
-
-
-def two_sided_saturation(reference: np.ndarray, share: float = 0.2) -> bool:
+def two_sided_saturation(reference: np.ndarray, share: float = TWO_SIDED_SATURATION_SHARE) -> bool:
     """Whether more than `share` of the elements equal the maximum and more than
     `share` equal the minimum: an output clamped at both ends, where the
     quantization step is set by the unclamped range and SQNR says little."""

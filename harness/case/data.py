@@ -30,15 +30,15 @@ from dataclasses import dataclass
 
 import torch
 
+from harness.case.contexts import CONTEXTS
 from harness.config import ConvConfig
+from harness.policy.schemes import SCHEMES
 
-FLOAT_DTYPES = {
-    "fp32": torch.float32,
-    "fp16": torch.float16,
-    "bf16": torch.bfloat16,
-    "fp8e4m3": torch.float8_e4m3fn,
-    "fp8e5m2": torch.float8_e5m2,
-}
+
+def scheme_dtype(scheme: str) -> torch.dtype | None:
+    """The torch dtype of a float scheme's model and tensors; None for an INT scheme (fp32 in, Q/DQ inside)."""
+    name = SCHEMES[scheme].dtype
+    return None if name is None else getattr(torch, name)
 
 
 @dataclass(frozen=True)
@@ -74,14 +74,6 @@ def weight_shape(c: ConvConfig) -> tuple[int, ...]:
 
 def input_shape(c: ConvConfig) -> tuple[int, ...]:
     return (c.batch, c.in_channels, *c.input_size)
-
-
-def fan_in(c: ConvConfig) -> int:
-    """Products summed into one output: the dot-product length KS."""
-    k = 1
-    for v in c.kernel:
-        k *= v
-    return k * (c.in_channels // c.groups)
 
 
 def _out_channel_view(c: ConvConfig, w: torch.Tensor) -> torch.Tensor:
@@ -132,10 +124,10 @@ def _special_input(shape, g: torch.Generator) -> torch.Tensor:
 
 
 def _special_weight(c: ConvConfig, g: torch.Generator) -> torch.Tensor:
-    v = _out_channel_view(c, torch.randn(weight_shape(c), generator=g) / fan_in(c) ** 0.5).clone()
+    v = _out_channel_view(c, torch.randn(weight_shape(c), generator=g) / c.fan_in**0.5).clone()
     v[0] = 0.0  # an all-zero output channel
     if c.out_channels > 2:
-        v[1] = 0.5 / fan_in(c) ** 0.5  # a constant channel
+        v[1] = 0.5 / c.fan_in**0.5  # a constant channel
         spike = torch.zeros_like(v[-1]).flatten()
         spike[len(spike) // 2] = 3.0
         v[-1] = 0.01 * v[-1] + spike.reshape(v[-1].shape)  # one dominant tap
@@ -146,7 +138,7 @@ def make_tensors(c: ConvConfig, seed: int) -> CaseTensors:
     """Tensors for data set `c.dataset` (see the module docstring)."""
     d = c.descriptor
     gx, gw, gb, gc = (generator(d, seed, p) for p in ("input", "weight", "bias", "calibration"))
-    shape_x, shape_w, ks = input_shape(c), weight_shape(c), fan_in(c)
+    shape_x, shape_w, ks = input_shape(c), weight_shape(c), c.fan_in
     calibration = None
     if c.dataset == "exact":
         x = _ints(shape_x, -4, 4, gx)
@@ -174,29 +166,22 @@ def make_tensors(c: ConvConfig, seed: int) -> CaseTensors:
             b[0] = 0.0
         else:  # config validation keeps this unreachable
             raise ValueError(f"unknown data set {c.dataset!r}")
-    dtype = FLOAT_DTYPES.get(c.scheme)
+    dtype = scheme_dtype(c.scheme)
     rounded = (lambda t: t.to(dtype).float()) if dtype not in (None, torch.float32) else (lambda t: t)
     x, w, b = (rounded(t) for t in (x, w, b))  # representable in the scheme's type
-    inputs = tuple(rounded(t) for t in context_inputs(c, x, generator(d, seed, "context")))
+    context = CONTEXTS[c.context]
+    inputs = tuple(rounded(t) for t in context.inputs(c, x, generator(d, seed, "context")))
     if calibration is not None:
-        samples = (context_inputs(c, calibration, generator(d, seed, "context")),)
+        samples = (context.inputs(c, calibration, generator(d, seed, "context")),)
     else:
         samples = (inputs,)
-    if c.context == "cond":  # each branch must see data: the predicate is the input's sign
-        samples = samples + tuple((-sample[0], *sample[1:]) for sample in samples)
-    return CaseTensors(inputs=inputs, weight=w, bias=b if c.bias else None, calibration=samples, conv_input=x)
+    return CaseTensors(inputs=inputs, weight=w, bias=b if c.bias else None, calibration=context.calibration(samples),
+                       conv_input=x)
 
 
-def context_inputs(c: ConvConfig, x: torch.Tensor, g: torch.Generator) -> tuple[torch.Tensor, ...]:
-    """The model inputs for conv input `x`: in the context's layout, plus a
-    second input shaped like the conv's output (channels-last for
-    permute-add) for contexts that combine it with another tensor."""
-    if c.context == "permute-in":
-        return (torch.movedim(x, 1, -1).contiguous(),)
-    if c.context == "view-in":
-        return (x.reshape(x.shape[0], -1),)
-    if c.context in ("cat", "relu6-cat"):
-        return (x, torch.randn((c.batch, c.out_channels, *c.output_size()), generator=g))
-    if c.context == "permute-add":
-        return (x, torch.randn((c.batch, *c.output_size(), c.out_channels), generator=g))
-    return (x,)
+def program_inputs(c: ConvConfig, tensors: CaseTensors) -> tuple[torch.Tensor, ...]:
+    """The inputs the lowered program takes: a float scheme's program takes its own type."""
+    dtype = scheme_dtype(c.scheme)
+    if dtype not in (None, torch.float32):
+        return tuple(x.to(dtype) for x in tensors.inputs)
+    return tensors.inputs

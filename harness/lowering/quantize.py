@@ -1,0 +1,109 @@
+"""PT2E post-training quantization of a case's model, with its target's quantizer.
+
+The quantizer and its configuration are the target's and the scheme's: the
+same `prepare_pt2e` / calibrate / `convert_pt2e` a user runs. The converted
+model and the parameters read from it (`harness.qparams`) are what the
+oracles use.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import torch
+
+# Import-time warnings about optional CUDA kernels and deprecated pytree
+# registrations say nothing about a case; keep them off every run's output.
+for _name in ("torchao", "torch.utils._pytree"):
+    logging.getLogger(_name).setLevel(logging.ERROR)
+
+from executorch.backends.arm.quantizer import (  # noqa: E402
+    get_symmetric_a16w8_quantization_config,
+    get_symmetric_quantization_config,
+)
+from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e  # noqa: E402
+
+from harness.policy.schemes import SCHEMES  # noqa: E402
+from harness.policy.targets import Target  # noqa: E402
+from harness.qparams import QuantizedModel, read_quantized  # noqa: E402
+from harness.targets import backend  # noqa: E402
+
+_CONFIGS = {"a8w8": get_symmetric_quantization_config, "a16w8": get_symmetric_a16w8_quantization_config}
+
+
+def quantizer(target: Target, scheme: str, control_flow: bool = False):
+    """A fresh quantizer per case (50 us): it keeps the last graph it annotated,
+    and no state may pass from one case to the next."""
+    config = SCHEMES[scheme].quantizer
+    if config is None:
+        raise ValueError(f"scheme {scheme!r} is not quantized")
+    side = backend(target)
+    q = side.quantizer(side.compile_spec(scheme, control_flow=control_flow))
+    q.set_global(_CONFIGS[config.kind](is_per_channel=config.per_channel))
+    return q
+
+
+def quantize(
+    model: torch.nn.Module,
+    inputs: tuple,
+    scheme: str,
+    target: Target,
+    calibration: tuple[tuple, ...] | None = None,
+    conv_index: int = 0,
+    dynamic_shapes=None,
+) -> QuantizedModel:
+    """PT2E post-training quantization, calibrated on each sample of `calibration`
+    (default: the inputs). `conv_index`: which conv in graph order is under test.
+    With `dynamic_shapes` the model is captured with those symbolic dims, so
+    calibration samples may come in every size the program will run at."""
+    # No guard function in the captured module: the Arm quantizer's
+    # annotation passes cannot retrace a call_module node.
+    captured = torch.export.export(model, inputs, dynamic_shapes=dynamic_shapes).module(check_guards=False)
+    samples = calibration if calibration is not None else (inputs,)
+    if _cond_branches(captured):
+        converted = _quantize_with_branches(captured, quantizer(target, scheme, control_flow=True), samples)
+    else:
+        prepared = prepare_pt2e(captured, quantizer(target, scheme))
+        for sample in samples:
+            prepared(*sample)
+        converted = convert_pt2e(prepared)
+    return read_quantized(converted, conv_index)
+
+
+_COND = torch.ops.higher_order.cond
+
+
+def _cond_branches(gm: torch.fx.GraphModule) -> list[str]:
+    """Attribute names of the branch graphs of every torch.cond in `gm`."""
+    return [arg.target for n in gm.graph.nodes if n.op == "call_function" and n.target is _COND
+            for arg in n.args[1:3]]
+
+
+class _EagerCond(torch.fx.Interpreter):
+    """Runs a graph with each torch.cond replaced by a plain call of the branch
+    its predicate picks. Called through torch.cond, a branch is traced with
+    symbolic values and its observers fail on data-dependent checks
+    (GuardOnDataDependentSymNode, torch 2.13); called directly, they calibrate."""
+
+    def call_function(self, target, args, kwargs):
+        if target is _COND:
+            predicate, true_branch, false_branch, operands = args
+            return (true_branch if bool(predicate) else false_branch)(*operands)
+        return super().call_function(target, args, kwargs)
+
+
+def _quantize_with_branches(captured: torch.fx.GraphModule, q, samples) -> torch.fx.GraphModule:
+    """PT2E for a graph with torch.cond: prepare_pt2e does not descend into
+    the branch graphs, so each branch is prepared and converted as a graph of
+    its own (one level of nesting); the calibration samples must visit both branches."""
+    prepared = prepare_pt2e(captured, q)
+    branches = _cond_branches(prepared)
+    for name in branches:
+        prepared.set_submodule(name, prepare_pt2e(getattr(prepared, name), q))
+    for sample in samples:
+        _EagerCond(prepared).run(*sample)
+    converted_branches = {name: convert_pt2e(getattr(prepared, name)) for name in branches}
+    converted = convert_pt2e(prepared)
+    for name, branch in converted_branches.items():
+        converted.set_submodule(name, branch)
+    return converted

@@ -1,0 +1,108 @@
+"""The numeric schemes: every fact about a scheme, in one table.
+
+A scheme says what a case's tensors are (float types, or the PT2E quantizer
+configuration for the INT ones), which TOSA profile and extensions it lowers
+to, which rule judges its output, and the SQNR floor of the INT ones. Adding
+a scheme is one row here (and, for a new quantizer kind, its mapping in the
+target's quantizer factory).
+
+Torch-free on purpose: the config validator, the descriptor and the case
+strategies read this table without loading torch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# Judging rules (harness.judging.judge applies them):
+INT_RULE = "int"  # integer-exact oracle (standalone) / fake-quant within the context's tolerance; SQNR floor
+DOT_PRODUCT_RULE = "dot-product"  # the TOSA DOT_PRODUCT compliance rule for the declared accumulator
+DOT_PRODUCT_CAST_RULE = "dot-product-cast"  # that rule on the conv's fp16 output plus one rounding to fp8
+RULES = (INT_RULE, DOT_PRODUCT_RULE, DOT_PRODUCT_CAST_RULE)
+# What decided a judged case (a result's `rule`): the scheme's rule as the
+# case applied it. INT: the integer-exact oracle (the conv alone) or the
+# fake-quant model within the context's tolerance. Float: the DOT_PRODUCT
+# bound, or on exact data the exactly rounded result too.
+DECIDING_RULES = ("int-exact", "int-fake-quant", "dot-product", "dot-product-exact", "dot-product-cast",
+                  "dot-product-cast-exact")
+
+
+@dataclass(frozen=True)
+class QuantizerConfig:
+    """Which of the Arm quantizer's symmetric configurations, per channel or per tensor."""
+
+    kind: str  # "a8w8" (get_symmetric_quantization_config) | "a16w8" (get_symmetric_a16w8_quantization_config)
+    per_channel: bool
+
+
+@dataclass(frozen=True)
+class Scheme:
+    name: str
+    tosa_spec: str  # the TOSA 1.0 profile and extensions a static standalone case lowers to
+    rule: str
+    # Float schemes: the torch dtype (name) of the model, its inputs and outputs.
+    # INT schemes: None (an fp32 model, quantized by PT2E, with Q/DQ at the boundary).
+    dtype: str | None = None
+    quantizer: QuantizerConfig | None = None
+    # The float format whose DOT_PRODUCT rule bounds the conv's own output:
+    # the scheme's type, except fp8, whose conv TOSA computes into fp16.
+    conv_format: str | None = None
+    # In graph contexts and with dynamic shapes too, or the conv alone and static only.
+    in_graphs: bool = True
+    # INT: SQNR floor (dB) against eager fp32, by default and per data set.
+    sqnr_floor_db: float = 0.0
+    sqnr_floor_by_dataset: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def quantized(self) -> bool:
+        return self.quantizer is not None
+
+
+# SQNR floors: their job is to catch a scale error both quantized paths share,
+# which comparing the two cannot see. A scale 1.25x off costs a signal 12 dB;
+# 2x off, 6 dB. On ExecuTorch 1.5.1 the smallest SQNR of a passing case was
+# 24.3 dB (a8w8), 23.8 dB (a8w8-pt) and 41.7 dB (a16w8) on the smoke tier, and
+# 19.7, 20.1 and 35.5 dB on the nightly tier (outliers: per-channel-skewed
+# weights before hardtanh, a spike channel under per-tensor weights); the
+# floors sit below those with margin. `full-range` saturates a quarter to a
+# half of the outputs by design (4.1-7.3 dB measured at 8 bits): there the
+# floor only catches sign errors and worse.
+_INT8_FLOORS = {"full-range": 0.0}
+
+SCHEMES: dict[str, Scheme] = {
+    s.name: s
+    for s in (
+        Scheme("fp32", "TOSA-1.0+FP", DOT_PRODUCT_RULE, dtype="float32", conv_format="fp32"),
+        Scheme("fp16", "TOSA-1.0+FP", DOT_PRODUCT_RULE, dtype="float16", conv_format="fp16"),
+        Scheme("bf16", "TOSA-1.0+FP+bf16", DOT_PRODUCT_RULE, dtype="bfloat16", conv_format="bf16"),
+        Scheme("a8w8", "TOSA-1.0+INT", INT_RULE, quantizer=QuantizerConfig("a8w8", True),
+               sqnr_floor_db=14.0, sqnr_floor_by_dataset=_INT8_FLOORS),
+        Scheme("a8w8-pt", "TOSA-1.0+INT", INT_RULE, quantizer=QuantizerConfig("a8w8", False),
+               sqnr_floor_db=14.0, sqnr_floor_by_dataset=_INT8_FLOORS),
+        Scheme("a16w8", "TOSA-1.0+INT+int16", INT_RULE, quantizer=QuantizerConfig("a16w8", True),
+               sqnr_floor_db=25.0),
+        # TOSA FP8 extensions: fp8 operands, an FP16 accumulator and output, a
+        # CAST back to fp8. The rule bounds that one rounding after the conv,
+        # not one after every op of a graph context: the conv alone, static.
+        Scheme("fp8e4m3", "TOSA-1.0+FP+fp8e4m3", DOT_PRODUCT_CAST_RULE, dtype="float8_e4m3fn",
+               conv_format="fp16", in_graphs=False),
+        Scheme("fp8e5m2", "TOSA-1.0+FP+fp8e5m2", DOT_PRODUCT_CAST_RULE, dtype="float8_e5m2",
+               conv_format="fp16", in_graphs=False),
+    )
+}
+
+SCHEME_NAMES = tuple(SCHEMES)
+GRAPH_SCHEMES = tuple(s.name for s in SCHEMES.values() if s.in_graphs)
+INT_SCHEMES = tuple(s.name for s in SCHEMES.values() if s.quantized)
+FLOAT_SCHEMES = tuple(s.name for s in SCHEMES.values() if not s.quantized)
+FP8_SCHEMES = tuple(s.name for s in SCHEMES.values() if s.rule == DOT_PRODUCT_CAST_RULE)
+
+
+def sqnr_floor(scheme: str, dataset: str, saturated: bool = False) -> float:
+    """The SQNR floor of an INT case. `saturated`: the fp32 output itself sits
+    at both ends of a clamp for much of the tensor (exact data through a
+    hardtanh): treated like `full-range`, whose floor it then takes."""
+    s = SCHEMES[scheme]
+    if saturated:
+        dataset = "full-range"
+    return s.sqnr_floor_by_dataset.get(dataset, s.sqnr_floor_db)

@@ -1,0 +1,115 @@
+"""A case's result: its outcome kinds and the structured record of one case.
+
+Every field a report, a diff or a JUnit writer needs is a field of its own
+(the registry issue, the rule that decided, what happened before the registry
+explained it), so nothing reads them back out of the human `reason`. The JSON
+form of a `CaseResult` is one line of a results file (`harness.results.store`),
+described by `harness/results/schema.json` at `SCHEMA_VERSION`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from functools import lru_cache
+
+# 1: the first format (no version field; the registry id and the actual
+# outcome only inside `reason` and `metrics`). 2: structured fields.
+SCHEMA_VERSION = 2
+
+
+class Outcome(str, Enum):
+    PASS = "pass"
+    MISMATCH = "mismatch"
+    LOWERING_ERROR = "lowering_error"  # exception while quantizing, exporting or lowering
+    NOT_DELEGATED = "not_delegated"  # some of the conv left on the CPU
+    RUNNER_ERROR = "runner_error"  # the target rejected the graph or crashed
+    EXPECTED_REJECTION = "expected_rejection"  # documented as unsupported, rejected cleanly
+    MISTRUSTED = "mistrusted"  # degenerate reference output: proves nothing (never a pass, not a failure)
+    KNOWN_ISSUE = "known_issue"  # failure listed in the registry, with a reason
+    SKIPPED = "skipped"  # runner absent, with the reason
+    HARNESS_ERROR = "harness_error"  # the harness itself failed: a bug here, not in the backend
+
+    @property
+    def ok(self) -> bool:
+        """Outcomes that leave a sweep green."""
+        return self in (Outcome.PASS, Outcome.EXPECTED_REJECTION, Outcome.KNOWN_ISSUE, Outcome.SKIPPED, Outcome.MISTRUSTED)
+
+
+@dataclass
+class CaseResult:
+    descriptor: str
+    seed: int
+    outcome: Outcome
+    reason: str = ""  # what happened, in words (the failure's own message, or why a case proves nothing)
+    target: str = "tosa"
+    runner: str = "tosa-ref"
+    run_id: str = ""
+    # What happened before a documented rejection or the registry explained it
+    # (equal to `outcome` when nothing did).
+    actual_outcome: str = ""
+    rule: str = ""  # the judging rule that decided (harness.policy.schemes.DECIDING_RULES); '' if not judged
+    rejection: str = ""  # the documented rejection (harness.cases.rejections) that applies, if any
+    issue: str = ""  # the registry entry (harness/cases/known_issues.toml) that explains it, or went stale
+    # Set when an expectation no longer holds: a registered known issue or a
+    # documented rejection that did not happen. Such a case is not green.
+    stale: str = ""
+    canary: str = ""  # the fault injected into the backend for this run, if any
+    metrics: dict = field(default_factory=dict)  # keys: harness.results.metrics.METRICS
+    tosa_ops: list[str] = field(default_factory=list)
+    conv_ops: list[str] = field(default_factory=list)
+    timings_s: dict[str, float] = field(default_factory=dict)
+    versions: dict[str, str] = field(default_factory=dict)
+    artifacts: str | None = None  # directory holding inputs/outputs/flatbuffer of a failure
+    schema_version: int = SCHEMA_VERSION
+
+    def __post_init__(self) -> None:
+        if not self.actual_outcome:
+            self.actual_outcome = self.outcome.value
+
+    @property
+    def green(self) -> bool:
+        """Leaves a sweep green: an ok outcome and no stale expectation."""
+        return self.outcome.ok and not self.stale
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["outcome"] = self.outcome.value
+        return d
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), allow_nan=False, default=str)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "CaseResult":
+        values = {k: v for k, v in d.items() if k in cls.__dataclass_fields__}
+        values["outcome"] = Outcome(d["outcome"])
+        return cls(**values)
+
+    @property
+    def repro(self) -> str:
+        target = f" --target {self.target}" if self.target != "tosa" else ""
+        canary = f" --canary {self.canary}" if self.canary else ""
+        return f"python -m harness run '{self.descriptor}' --seed {self.seed}{target}{canary}"
+
+
+def new_run_id() -> str:
+    """A run's id: its start time and a random suffix (sortable, unique)."""
+    return f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
+
+
+@lru_cache(maxsize=None)
+def versions() -> dict[str, str]:
+    """Versions of everything that shapes a result (read once per process)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {}
+    for name in ("torch", "executorch", "tosa-tools", "harness"):
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = "unknown"
+    return out

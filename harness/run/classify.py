@@ -1,0 +1,67 @@
+"""The last stage: what happened to a case -> the outcome its result reports.
+
+A pure function of the config and an `Observation`, given the documented
+rejections (`harness.cases.rejections`) and the known-issue registry
+(`harness/cases/known_issues.toml`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from harness.cases.known_issues import known_issue, known_issues
+from harness.cases.rejections import expected_rejection
+from harness.config import ConvConfig
+from harness.results.case_result import Outcome
+
+LOWERING_STAGES = ("quantize", "lower")  # where an error may be a clean, documented refusal
+
+
+@dataclass
+class Observation:
+    """What happened to a case, before documented rejections and the registry have their say."""
+
+    outcome: Outcome
+    reason: str = ""
+    rule: str = ""  # the judging rule, for a judged case
+    metrics: dict = field(default_factory=dict)
+    stage: str = ""  # the stage that failed, if one did
+    error: str = ""  # the failure's whole message (the wrapper's and its root cause's)
+
+
+@dataclass
+class Classification:
+    outcome: Outcome
+    reason: str
+    actual_outcome: str
+    rejection: str = ""
+    issue: str = ""
+    stale: str = ""
+
+
+def classify(config: ConvConfig, seen: Observation) -> Classification:
+    """The outcome a result reports. A documented rejection turns a clean
+    refusal (left on the CPU, or an error in quantize/lower that says so) into
+    `expected_rejection`; a registry entry whose signature fits turns a failure
+    into `known_issue`. An expectation that no longer holds (a rejected config
+    that passes, a strict known issue that passes) is `stale`."""
+    outcome, rejection, stale = seen.outcome, "", ""
+    rule = expected_rejection(config)
+    if rule is not None:
+        refused = seen.outcome is Outcome.NOT_DELEGATED or (
+            seen.outcome is Outcome.LOWERING_ERROR and seen.stage in LOWERING_STAGES and rule.matches_error(seen.error))
+        if refused:
+            outcome, rejection = Outcome.EXPECTED_REJECTION, rule.name
+        elif seen.outcome is Outcome.PASS:
+            rejection = rule.name
+            stale = f"expected rejection {rule.name} did not happen: the backend now supports it; update the rule"
+    result = Classification(outcome, seen.reason, seen.outcome.value, rejection, stale=stale)
+    issue = known_issue(config.descriptor, outcome.value, seen.metrics, seen.reason)
+    if issue is not None:
+        result.outcome, result.issue = Outcome.KNOWN_ISSUE, issue.id
+    elif outcome is Outcome.PASS:
+        strict = [i for i in known_issues(config.descriptor) if i.strict]
+        if strict:
+            result.issue = strict[0].id
+            result.stale = f"known issue {strict[0].id} no longer reproduces: remove it from the registry"
+    return result

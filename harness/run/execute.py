@@ -1,0 +1,126 @@
+"""One case end to end: the stages composed, and what a failure leaves on disk.
+
+`run_case` never raises for a case's failure: whatever happens becomes the
+case's result. Process-wide set-up happens once (`harness.run.process`), never
+on this path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+import traceback
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from harness.cases.canaries import injected
+from harness.config import ConvConfig
+from harness.policy.targets import DEFAULT_TARGET, get_target
+from harness.results.case_result import CaseResult, Outcome, versions
+from harness.run import stages
+from harness.run.classify import Observation, classify
+from harness.run.process import release_graph_caches, setup_process
+from harness.runners.base import RunnerError
+from harness.runners.registry import get_runner
+
+
+def _one_line(text: str, limit: int = 400) -> str:
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def _observe(config: ConvConfig, seed: int, target_name: str, timings: dict, keep: dict) -> Observation:
+    """Run the stages; what happened, before rejections and the registry."""
+    target = get_target(target_name)
+    metrics: dict = {}  # kept whatever happens after the quantizer chose its parameters
+    try:
+        p = stages.prepare(config, seed, target, timings)
+        keep["inputs"] = p.tensors.inputs
+        if p.quantized is not None and p.quantized.qparams is not None:
+            metrics["qparams"] = p.quantized.qparams.summary()
+        artifact = stages.lower(p, timings)
+        keep["tosa"] = artifact.tosa
+        keep["tosa_ops"], keep["conv_ops"] = list(artifact.tosa_ops), list(artifact.conv_ops)
+        if not artifact.delegated:
+            where = ", ".join(artifact.cpu_ops) if artifact.tosa else "nothing was delegated"
+            return Observation(Outcome.NOT_DELEGATED, f"left on CPU: {where}", metrics=metrics)
+        runner = get_runner(target.runner)
+        availability = runner.available()
+        if not availability.ok:
+            return Observation(Outcome.SKIPPED, availability.reason, metrics=metrics)
+        verdicts = []
+        for index, (variant, tensors) in enumerate(p.runs):
+            output = stages.run(p, artifact, index, runner, timings)
+            verdict, judge = stages.judge(p, artifact, index, output, timings)
+            verdicts.append((variant, verdict))
+            if index == 0 or verdict.outcome is not Outcome.PASS:
+                keep.update(inputs=tensors.inputs, output=output, reference=torch.as_tensor(judge.reference))
+            if verdict.outcome is Outcome.MISMATCH:
+                break
+        j = stages.combine(verdicts)
+        return Observation(j.outcome, j.reason, j.rule, {**metrics, **j.metrics})
+    except stages.StageError as e:
+        keep["traceback"] = "".join(traceback.format_exception(e.error))
+        return Observation(stages.STAGE_OUTCOME[e.stage], _one_line(str(e)), metrics=metrics, stage=e.stage,
+                                  error=f"{e.error} {stages.root_cause(e.error)}")
+    except RunnerError as e:
+        return Observation(Outcome.RUNNER_ERROR, _one_line(str(e)), metrics=metrics, stage="run", error=str(e))
+
+
+def run_case(
+    config: ConvConfig,
+    seed: int = 0,
+    target: str = DEFAULT_TARGET,
+    keep_dir: str | Path | None = None,
+    canary: str = "",
+    run_id: str = "",
+) -> CaseResult:
+    """Run one case and return its result; never raises for a case's failure.
+
+    With `canary`, that fault is injected into the backend for this case only.
+    With `keep_dir`, a case that is not green leaves its inputs, output,
+    reference, flatbuffers and traceback there.
+    """
+    setup_process()
+    timings: dict[str, float] = {}
+    keep: dict = {}
+    start = time.perf_counter()
+    try:
+        with injected(canary) if canary else contextlib.nullcontext():
+            seen = _observe(config, seed, target, timings, keep)
+    except Exception as e:  # noqa: BLE001 - a harness bug costs this case only, with its traceback
+        keep["traceback"] = "".join(traceback.format_exception(e))
+        seen = Observation(Outcome.HARNESS_ERROR, _one_line(f"harness: {type(e).__name__}: {e}"))
+    verdict = classify(config, seen)
+    release_graph_caches()
+    timings["total"] = round(time.perf_counter() - start, 4)
+    result = CaseResult(
+        config.descriptor, seed, verdict.outcome, reason=verdict.reason, target=target,
+        runner=get_target(target).runner, run_id=run_id, actual_outcome=verdict.actual_outcome, rule=seen.rule,
+        rejection=verdict.rejection, issue=verdict.issue, stale=verdict.stale, canary=canary, metrics=seen.metrics,
+        tosa_ops=keep.get("tosa_ops", []), conv_ops=keep.get("conv_ops", []), timings_s=timings, versions=versions(),
+    )
+    if keep_dir is not None and not result.green:
+        result.artifacts = str(_keep(Path(keep_dir), result, keep))
+    return result
+
+
+def _keep(root: Path, result: CaseResult, keep: dict) -> Path:
+    """Save what a failure needs to be studied offline; returns the directory."""
+    case_dir = root / f"{result.descriptor}__seed{result.seed}"
+    case_dir.mkdir(parents=True, exist_ok=True)
+    for i, x in enumerate(keep.get("inputs", ())):
+        np.save(case_dir / f"input{i}.npy", x.numpy())
+    for key in ("output", "reference"):
+        if key in keep:
+            np.save(case_dir / f"{key}.npy", keep[key].detach().numpy())
+    for i, buf in enumerate(keep.get("tosa", ())):
+        (case_dir / f"delegate{i}.tosa").write_bytes(buf)
+    if "traceback" in keep:
+        (case_dir / "traceback.txt").write_text(keep["traceback"])
+    (case_dir / "result.json").write_text(json.dumps(result.to_dict(), indent=2))
+    (case_dir / "repro.sh").write_text(result.repro + "\n")
+    return case_dir

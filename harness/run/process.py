@@ -1,0 +1,212 @@
+"""Process set-up: done once per process, never on a case's path.
+
+`setup_process()` makes torch deterministic and single-threaded, quiets the
+libraries' logs, does the heavy imports, installs the speed-ups below and
+freezes the import-time heap out of the garbage collector.
+`release_graph_caches()` runs after each case.
+
+The speed-ups: model-independent work that torch repeats on every lowering,
+done once. They were written against torch 2.13.0 and replace parts of
+it, so on any other torch they stay off and say so once (a changed function
+body would otherwise be dropped silently); HARNESS_NO_SPEEDUPS=1 turns them
+off too. tests/test_process.py checks that the lowered flatbuffers are
+byte-identical either way.
+
+* `to_edge_transform_and_lower` calls `ExportedProgram.run_decompositions`
+  three times per case, and each call walks every operator namespace to list
+  the CompositeImplicitAutograd ops that may be preserved
+  (`torch._export.utils._collect_all_valid_cia_ops`): ~0.1 s a call, the same
+  answer every time. torch does not cache it because a custom op registered
+  later would change the answer, so the cache here is keyed on exactly that:
+  the registered namespaces and the number of CIA registrations in the C++
+  dispatcher. Any new registration invalidates it.
+* Each run_decompositions also overrides the kernels of ~1,800 preservable CIA
+  ops and restores them, 12,000 `OperatorBase.py_impl` calls; each call defines
+  a closure annotated `Callable[_P, _T]`, and `collections.abc.Callable[...]`
+  is not cached, so 60% of that time goes to building annotation objects
+  nobody reads. torch._ops gets a `Callable` whose subscriptions are cached
+  (and whose isinstance checks are unchanged).
+* Every node created by a pass records its provenance: `NodeSource.__init__`
+  deep-copies the whole `from_node` history of the node it comes from, so the
+  cost grows with the square of the number of passes (10% of a case). Those
+  histories are only ever read after creation (ExecuTorch's and torchao's
+  debug-handle walkers), so sharing them instead of copying is equivalent.
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import gc
+import importlib
+import logging
+import os
+import sys
+import warnings
+
+SPEEDUPS_WRITTEN_FOR = "2.13.0"  # the torch whose functions the speed-ups replace
+
+_SETUP_DONE = False
+_INSTALLED = False
+_SAID = False
+
+
+def setup_process() -> None:
+    """Once per process: deterministic single-threaded torch, quiet logs, frozen heap.
+
+    One intra-op thread makes fp32 results independent of how many workers
+    share the machine (and is faster under xdist). `gc.freeze()` moves the
+    ~1 GB of import-time objects out of the collector's reach: a full
+    collection cost about 0.23 s a case, and freezing saved 17-22% of a case
+    (measured on this stack; DESIGN.md section 6).
+    """
+    global _SETUP_DONE
+    if _SETUP_DONE:
+        return
+    import torch
+
+    from harness.results.case_result import versions
+
+    torch.set_num_threads(1)
+    warnings.filterwarnings("ignore")
+    for name in ("executorch", "torchao", "torch._export", "torch.export", "root"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    logging.getLogger().setLevel(logging.ERROR)
+    versions()
+    import harness.lowering.lower  # noqa: F401  - the heavy imports
+    import harness.lowering.quantize  # noqa: F401
+    from harness.policy.targets import TARGETS
+    from harness.runners.registry import get_runner
+    from harness.targets import backend
+
+    for target in TARGETS.values():
+        backend(target)
+        get_runner(target.runner)
+
+    install()
+    gc.collect()
+    gc.freeze()
+    _SETUP_DONE = True
+
+
+# Unbounded lru_caches in the libraries keyed on graph modules and nodes: each
+# pins every graph of every case (measured: ~3,500 objects and 1 MiB a case,
+# and a per-case time that doubled over 60 cases). Cleared after each case.
+_GRAPH_PINNING_CACHES = (
+    ("torch.ao.quantization.fx.utils", "assert_and_get_unique_device"),
+    ("torchao.utils", "_assert_and_get_unique_device"),
+    ("executorch.exir.backend.utils", "is_same_node"),
+)
+
+
+def release_graph_caches() -> None:
+    for module, name in _GRAPH_PINNING_CACHES:
+        fn = getattr(importlib.import_module(module), name, None)
+        if hasattr(fn, "cache_clear"):
+            fn.cache_clear()
+
+
+def speedups_state() -> str:
+    """'on', or why they are off."""
+    import torch
+
+    if os.environ.get("HARNESS_NO_SPEEDUPS", "") not in ("", "0"):
+        return "off (HARNESS_NO_SPEEDUPS is set)"
+    running = torch.__version__.split("+")[0]
+    if running != SPEEDUPS_WRITTEN_FOR:
+        return f"off (written against torch {SPEEDUPS_WRITTEN_FOR}, this is torch {running})"
+    return "on"
+
+
+class _CachedCallableMeta(type):
+    """`Callable[...]` with memoized subscriptions; isinstance as before."""
+
+    _cache: dict = {}
+
+    def __getitem__(cls, params):
+        try:
+            return cls._cache[params]
+        except KeyError:
+            alias = cls._cache[params] = collections.abc.Callable[params]
+            return alias
+        except TypeError:  # unhashable parameters: no caching
+            return collections.abc.Callable[params]
+
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, collections.abc.Callable)
+
+    def __subclasscheck__(cls, sub) -> bool:
+        return issubclass(sub, collections.abc.Callable)
+
+
+class CachedCallable(metaclass=_CachedCallableMeta):
+    pass
+
+
+def install() -> None:
+    """Install the speed-ups if `speedups_state()` allows; say once if it does not."""
+    global _INSTALLED, _SAID
+    if _INSTALLED:
+        return
+    state = speedups_state()
+    if state != "on":
+        if not _SAID:
+            sys.stderr.write(f"harness: torch speed-ups {state}; results are the same, cases are slower\n")
+            _SAID = True
+        return
+    import torch
+    import torch._export.utils as export_utils
+    import torch.export.decomp_utils as decomp_utils
+    import torch.export.exported_program as exported_program
+
+    original = export_utils._collect_all_valid_cia_ops
+    cache: dict[tuple, frozenset] = {}
+
+    def collect_all_valid_cia_ops_cached() -> set:
+        key = (
+            tuple(torch.ops._dir),
+            len(torch._C._dispatch_get_registrations_for_dispatch_key("CompositeImplicitAutograd")),
+        )
+        if key not in cache:
+            cache.clear()
+            cache[key] = frozenset(original())
+        return set(cache[key])  # callers mutate their copy
+
+    exported_program._collect_all_valid_cia_ops = collect_all_valid_cia_ops_cached
+    decomp_utils._collect_all_valid_cia_ops = collect_all_valid_cia_ops_cached
+
+    import torch._ops
+
+    if torch._ops.Callable is collections.abc.Callable:
+        torch._ops.Callable = CachedCallable
+
+    _share_node_source_history()
+    _INSTALLED = True
+
+
+def _share_node_source_history() -> None:
+    from torch.fx import traceback as fx_traceback
+
+    NodeSource = fx_traceback.NodeSource
+    Action = fx_traceback.NodeSourceAction
+
+    def __init__(self, node, pass_name: str = "", action=None) -> None:
+        self.pass_name = pass_name
+        if action is None:
+            action = []
+        elif not isinstance(action, list):
+            action = [action]
+        for a in action:
+            if not isinstance(a, Action):
+                raise AssertionError(f"Expected NodeSourceAction, got {type(a)}")
+        self.action = action
+        if node:
+            self.node_info = self.NodeInfo(name=node.name, target=str(node.target), graph_id=id(node.graph))
+            # The one change: a new list sharing the (never mutated) history.
+            self.from_node = list(node.meta["from_node"]) if "from_node" in node.meta else []
+        else:
+            self.node_info = None
+            self.from_node = []
+        self._action_string = None
+        self._dict = None
+
+    NodeSource.__init__ = __init__

@@ -1,0 +1,32 @@
+"""What every runner is: a small interface, its error, and whether it can run here.
+
+A runner takes an `Artifact` and the program's inputs and returns the
+program's outputs. It knows nothing of pytest, tolerances or references; it
+raises `RunnerError` when the target rejects or fails the graph, and
+`available()` says whether it can run here at all, with the reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import torch
+
+
+class RunnerError(Exception):
+    """The target rejected or failed to run the graph (never a pass)."""
+
+
+@dataclass(frozen=True)
+class Availability:
+    ok: bool
+    reason: str = ""
+
+
+class Runner(Protocol):
+    name: str
+
+    def available(self) -> Availability: ...
+
+    def run(self, artifact, inputs: tuple[torch.Tensor, ...]) -> list[torch.Tensor]: ...

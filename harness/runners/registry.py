@@ -1,0 +1,19 @@
+"""The runners by name, one instance per process."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from harness.runners.base import Runner
+
+RUNNERS = ("tosa-ref",)
+
+
+@lru_cache(maxsize=None)
+def get_runner(name: str) -> Runner:
+    """The process's one instance of runner `name`."""
+    if name == "tosa-ref":
+        from harness.runners.tosa_ref import TosaReferenceRunner
+
+        return TosaReferenceRunner()
+    raise ValueError(f"unknown runner {name!r}; known runners: {', '.join(RUNNERS)}")

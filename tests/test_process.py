@@ -1,0 +1,65 @@
+"""Process set-up: the speed-ups change nothing, and stay off on a torch they were not written for."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+CASES = [
+    "conv2d_ic8_oc16_i16x16_k3_s2_p1_qa8w8",
+    "conv2d_ic4_oc8_g4_i12x12_k3_p1_qa16w8",
+    "tconv2d_ic8_oc4_i8x8_k3_s2_p1_op1_qa8w8-pt",
+    "conv3d_ic2_oc4_i5x6x7_k2x3x1_s2x1x1_qfp32",
+    "conv1d_ic4_oc4_i12_k3_p2_pmreflect_qa8w8",
+]
+
+SCRIPT = """
+import hashlib, sys
+from harness.config import parse_descriptor
+from harness.policy.targets import get_target
+from harness.run import process, stages
+process.setup_process()
+print("speedups", process._INSTALLED)
+for d in sys.argv[1:]:
+    p = stages.prepare(parse_descriptor(d), 0, get_target("tosa"))
+    a = stages.lower(p)
+    print(d, [hashlib.sha256(b).hexdigest()[:16] for b in a.tosa])
+"""
+
+
+def _lowered(no_speedups: bool) -> list[str]:
+    env = dict(os.environ, HARNESS_NO_SPEEDUPS="1" if no_speedups else "0")
+    out = subprocess.run([sys.executable, "-c", SCRIPT, *CASES], env=env, capture_output=True, text=True, check=True)
+    return out.stdout.splitlines()
+
+
+@pytest.mark.lowering
+def test_lowering_is_byte_identical_without_speedups():
+    fast, slow = _lowered(False), _lowered(True)
+    assert fast[0] == "speedups True" and slow[0] == "speedups False"
+    assert fast[1:] == slow[1:]
+    assert len(fast) == len(CASES) + 1
+
+
+def test_speedups_stay_off_on_another_torch_and_say_so_once(monkeypatch, capsys):
+    import torch
+
+    from harness.run import process
+
+    monkeypatch.setattr(process, "_INSTALLED", False)
+    monkeypatch.setattr(process, "_SAID", False)
+    monkeypatch.delenv("HARNESS_NO_SPEEDUPS", raising=False)
+    monkeypatch.setattr(torch, "__version__", "2.14.0+cpu")
+    assert process.speedups_state() == "off (written against torch 2.13.0, this is torch 2.14.0)"
+    process.install()
+    process.install()
+    assert not process._INSTALLED
+    err = capsys.readouterr().err
+    assert err.count("torch speed-ups off (written against torch 2.13.0, this is torch 2.14.0)") == 1
+    monkeypatch.setattr(torch, "__version__", "2.13.0+cpu")
+    assert process.speedups_state() == "on"
+    monkeypatch.setenv("HARNESS_NO_SPEEDUPS", "1")
+    assert process.speedups_state().startswith("off (HARNESS_NO_SPEEDUPS")
