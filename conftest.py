@@ -1,22 +1,27 @@
 """pytest plugin: one test per conv case, results collected across xdist workers.
 
 Options: --sweep NAME, --case DESCRIPTOR (repeatable; overrides --sweep),
---seed N, --random N, --results PATH, --target NAME, --canary NAME. Each worker appends its results to
-its own JSONL file (flushed per case); the controller merges them, in sweep
-order, into --results when the session ends. This plugin knows cases and
-results, nothing of TOSA or ExecuTorch.
+--seed N, --random N, --filter REGEX, --shard K/N, --results PATH, --target
+NAME, --canary NAME, --db PATH, --no-history. Each worker appends its results
+to its own JSONL file and records each in the run history (flushed, one
+transaction per case); the controller merges the files, in sweep order, into
+--results when the session ends and closes the run in the history. This
+plugin knows cases and results, nothing of TOSA or ExecuTorch.
 """
 
 from __future__ import annotations
 
 import os
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from harness.config import ConfigError, ConvConfig, parse_descriptor
 from harness.policy.targets import DEFAULT_TARGET, TARGETS, get_target
-from harness.results.case_result import CaseResult, new_run_id
+from harness.history.db import COMPLETE, DEFAULT_DB, INTERRUPTED, History, HistoryError, RunInfo
+from harness.results.case_result import CaseResult, new_run_id, versions
 from harness.results.store import ResultWriter, merge
 
 DEFAULT_RESULTS = "reports/pytest/results.jsonl"
@@ -34,21 +39,29 @@ def pytest_addoption(parser):
     group.addoption("--target", default=DEFAULT_TARGET,
                     help=f"target to lower for and run on: {', '.join(TARGETS)} (default: {DEFAULT_TARGET})")
     group.addoption("--canary", default="", metavar="NAME", help="inject this fault into the backend for every case")
+    group.addoption("--filter", default=None, metavar="REGEX", help="only the descriptors matching this regex")
+    group.addoption("--shard", default=None, metavar="K/N", help="only the K-th of N cost-balanced parts of the sweep")
+    group.addoption("--db", default=DEFAULT_DB, help=f"run history database (default: {DEFAULT_DB})")
+    group.addoption("--no-history", action="store_true", help="do not record the sweep in the run history")
 
 
 def _cases(config) -> list[ConvConfig]:
     """The selected cases; a bad descriptor or sweep is a one-line usage error."""
     if not hasattr(config, "_harness_cases"):
-        from harness.cases.sweeps import sweep
+        from harness.cases.selection import select
 
         try:
             get_target(config.getoption("target"))
             if config.getoption("case"):
                 config._harness_cases = [parse_descriptor(d) for d in config.getoption("case")]
             else:
-                config._harness_cases = sweep(
-                    config.getoption("sweep"), config.getoption("random"), config.getoption("seed")
-                )
+                config._harness_cases = select(config.getoption("sweep"), config.getoption("random"),
+                                               config.getoption("seed"), config.getoption("filter"),
+                                               config.getoption("shard"))
+            if config.getoption("canary"):
+                from harness.cases.canaries import get
+
+                get(config.getoption("canary"))
         except ConfigError as e:
             raise pytest.UsageError(str(e)) from None
     return config._harness_cases
@@ -58,10 +71,31 @@ def pytest_configure(config):
     _cases(config)  # fail fast, before collection, on a bad --case or --sweep
     worker = getattr(config, "workerinput", None)
     config._harness_run_id = worker["harness_run_id"] if worker else new_run_id()
+    config._harness_started = worker["harness_started"] if worker else time.time()
 
 
-def pytest_configure_node(node):  # xdist: hand the run id to each worker
+def pytest_configure_node(node):  # xdist: hand the run id and start time to each worker
     node.workerinput["harness_run_id"] = node.config._harness_run_id
+    node.workerinput["harness_started"] = node.config._harness_started
+
+
+def _run_info(config) -> RunInfo:
+    """The pytest sweep as a run of the history (the same in the controller and every worker)."""
+    cases = config.getoption("case")
+    return RunInfo(config._harness_run_id, "cases" if cases else config.getoption("sweep"), config.getoption("seed"),
+                   config.getoption("target"), random=config.getoption("random"),
+                   filter=config.getoption("filter") or "", canary=config.getoption("canary"),
+                   shard=config.getoption("shard") or "", expected=len(_cases(config)),
+                   started=config._harness_started, versions=versions(), command=" ".join(["pytest", *sys.argv[1:]]))
+
+
+def _history(config) -> History | None:
+    if config.getoption("no_history"):
+        return None
+    try:
+        return History(config.getoption("db"))
+    except HistoryError as e:
+        raise pytest.UsageError(str(e)) from None
 
 
 def pytest_generate_tests(metafunc):
@@ -85,12 +119,22 @@ class HarnessRun:
         self.canary: str = config.getoption("canary")
         self.artifacts_dir = Path(config.getoption("results")).parent / "artifacts"
         self._writer = ResultWriter(_part_path(config, worker_id))
+        self._config = config
+        self._history: History | None = None
+        self._recording = not config.getoption("no_history")
 
     def record(self, result: CaseResult) -> None:
         self._writer.write(result)
+        if self._recording:
+            if self._history is None:  # the first case of this process records the run
+                self._history = _history(self._config)
+                self._history.ensure_run(_run_info(self._config))
+            self._history.record(result)
 
     def close(self) -> None:
         self._writer.close()
+        if self._history is not None:
+            self._history.close()
 
 
 @pytest.fixture(scope="session")
@@ -113,7 +157,13 @@ def pytest_sessionfinish(session, exitstatus):
     merged = merge(parts, results, order)
     for p in parts:
         os.remove(p)
-    from harness.report.summary import outcome_counts, summarize
+    if not config.getoption("no_history"):
+        with _history(config) as history:
+            history.ensure_run(_run_info(config))  # a no-op unless no case recorded it
+            interrupted = exitstatus == pytest.ExitCode.INTERRUPTED or len(merged) < len(order)
+            history.finish_run(config._harness_run_id, INTERRUPTED if interrupted else COMPLETE)
+    from harness.report.figures import outcome_counts
+    from harness.report.summary import summarize
 
     (results.parent / "summary.md").write_text(summarize(merged, "pytest sweep"))
     counts = ", ".join(f"{n} {k}" for k, n in outcome_counts(merged).items())

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from harness.cases.sweeps import sweep
-from harness.cli import main
+from harness.cli.main import main
 
 
 def _cli(*args, check_rc=None):

@@ -11,6 +11,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from harness.history.db import History
 from harness.results.schema import results_schema
 
 pytestmark = pytest.mark.lowering
@@ -27,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def _pytest(tmp_path: Path, workers: str) -> tuple[list[str], list[dict]]:
     results = tmp_path / f"n{workers}" / "results.jsonl"
     args = [sys.executable, "-m", "pytest", "tests/test_sweep.py", "-q", "-n", workers, "--results", str(results),
-            "--seed", "11", "-p", "no:randomly", "-rA"]
+            "--seed", "11", "-p", "no:randomly", "-rA", "--db", str(tmp_path / "history.sqlite")]
     for c in CASES:
         args += ["--case", c]
     proc = subprocess.run(args, cwd=ROOT, capture_output=True, text=True)
@@ -52,6 +53,11 @@ def test_serial_and_parallel_runs_agree(tmp_path):
     for row in rows0 + rows2:  # real sweep output, as a tool reading the file sees it
         validator.validate(row)
     assert len({r["run_id"] for r in rows0}) == 1 and rows0[0]["run_id"] != rows2[0]["run_id"]
+    with History(tmp_path / "history.sqlite") as history:  # both runs recorded, every case, as complete
+        for rows in (rows0, rows2):
+            run_id = rows[0]["run_id"]
+            assert history.run(run_id).status == "complete" and history.run(run_id).tier == "cases"
+            assert sorted(r.descriptor for r in history.results(run_id)) == sorted(r["descriptor"] for r in rows)
     assert {r["rule"] for r in rows0 if r["outcome"] == "pass"} == {"int-exact", "dot-product"}
 
 

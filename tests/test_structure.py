@@ -88,13 +88,33 @@ def test_judging_reaches_neither_lowering_nor_targets_nor_executorch(module):
     assert "executorch" not in externals, f"{module} reaches executorch through {sorted(reached)}"
 
 
-def test_torch_free_modules_stay_torch_free():
-    """What parses, lists and checks cases (the CLI's parent, the pytest controller) loads no torch."""
-    for module in ("harness.config", "harness.descriptor", "harness.cases.sweeps", "harness.cases.known_issues",
-                   "harness.policy.schemes", "harness.policy.targets", "harness.results.store",
-                   "harness.results.schema", "harness.run.parallel"):
-        externals = set().union(*(GRAPH[m][1] for m in _reach(module) | {module}))
-        assert not externals & {"torch", "executorch", "torchao", "numpy"}, (module, externals)
+TORCH_FREE = """
+import sys
+from harness.cases.selection import select
+from harness.cases.known_issues import registry
+from harness.history.db import History
+from harness.history.diff import diff
+from harness.report.diff_format import to_text
+from harness.run.sweep import SweepRequest, check
+cases = select("nightly", 5, 1, "_qa8w8_", "2/3")
+check(SweepRequest("smoke", canary="pad-off-by-one", filter="conv1d"))
+registry()
+with History(sys.argv[1]) as h:
+    pass
+to_text(diff([], []))
+print(sorted(m for m in ("torch", "executorch", "torchao", "numpy") if m in sys.modules))
+"""
+
+
+def test_what_a_sweeps_parent_does_loads_no_torch(tmp_path):
+    """Listing, selecting, checking a request, the registry, the history and diffs: the parent of a sweep and
+    the pytest controller do these, and must not pay torch's 3 s and 220 MB for them."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", TORCH_FREE, str(tmp_path / "h.sqlite")], cwd=ROOT.parent,
+                         capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))

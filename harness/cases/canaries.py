@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
-import torch
+if TYPE_CHECKING:  # the catalog is read (names, relevance) where torch is not loaded: a sweep's parent
+    import torch
 
 from harness.config import ConvConfig
 from harness.policy.schemes import FP8_SCHEMES
@@ -155,7 +156,11 @@ def _no_int48_bias() -> Callable[[], None]:
 
 
 def _ones(t: torch.Tensor) -> torch.Tensor:
-    return torch.ones_like(t)
+    return t.new_ones(t.shape)
+
+
+def _zeros(t: torch.Tensor) -> torch.Tensor:
+    return t.new_zeros(t.shape)
 
 
 def _swap_depth_height(w: torch.Tensor) -> torch.Tensor:
@@ -202,7 +207,7 @@ CANARIES: dict[str, Canary] = {
         Canary("fp8-bias", "RewriteConvPass._rewrite_fp8_bias",
                "the FP16 bias rebuilt for an fp8 conv is zeros",
                lambda c: c.scheme in FP8_SCHEMES and c.bias,
-               lambda: _patch_constants("_bias_fp16", torch.zeros_like)),
+               lambda: _patch_constants("_bias_fp16", _zeros)),
     )
 }
 

@@ -1,4 +1,8 @@
-"""A human summary of a results file: counts, where failures sit, how to repro."""
+"""The Markdown summary of a run: counts, where failures sit, how to repro.
+
+Every figure says which cases it covers (`harness.report.figures`), and an
+error is shown against its own case's limit, as a ratio.
+"""
 
 from __future__ import annotations
 
@@ -7,17 +11,16 @@ from collections import Counter, defaultdict
 
 from harness.cases.known_issues import entry
 from harness.cases.rejections import rejection
-from harness.config import parse_descriptor
+from harness.report.figures import (
+    error_text,
+    groups_by_signature,
+    op_of,
+    outcome_counts,
+    scheme_numbers,
+    scheme_of,
+    where_text,
+)
 from harness.results.case_result import CaseResult, Outcome
-
-_ORDER = [o.value for o in Outcome]
-
-
-def _op_of(r: CaseResult) -> str:
-    if r.conv_ops:
-        return "+".join(sorted(set(r.conv_ops)))
-    c = parse_descriptor(r.descriptor)
-    return f"({'t' if c.transposed else ''}conv{c.rank}d)"
 
 
 def explanation(r: CaseResult) -> str:
@@ -31,37 +34,21 @@ def explanation(r: CaseResult) -> str:
     return r.reason
 
 
-def outcome_counts(results: list[CaseResult]) -> dict[str, int]:
-    counts = Counter(r.outcome.value for r in results)
-    return {k: counts[k] for k in _ORDER if counts[k]}
-
-
 def _numerics_table(results: list[CaseResult]) -> list[str]:
-    """Per scheme: how exact the compared outputs were."""
-    rows = []
-    by_scheme: dict[str, list[CaseResult]] = defaultdict(list)
-    for r in results:
-        if "n_total" in r.metrics:
-            by_scheme[parse_descriptor(r.descriptor).scheme].append(r)
-    for scheme, rs in by_scheme.items():
-        total = sum(r.metrics["n_total"] for r in rs)
-        if "exact_share" in rs[0].metrics:
-            exact = sum(r.metrics["exact_share"] * r.metrics["n_total"] for r in rs)
-            sqnr = [r.metrics["sqnr_db"] for r in rs if r.metrics.get("sqnr_db") is not None]
-            rows.append(f"| {scheme} | {len(rs)} | {exact / total:.4%} | {max(r.metrics['max_lsb'] for r in rs)} LSB | "
-                        f"{max(r.metrics.get('fq_max_lsb', 0) for r in rs)} LSB | {min(sqnr) if sqnr else '-'} dB |")
-        else:
-            exact = total - sum(r.metrics.get("n_inexact", 0) for r in rs)
-            rows.append(f"| {scheme} | {len(rs)} | {exact / total:.4%} | max err {max(r.metrics['max_err'] for r in rs):.3g} "
-                        f"(limit {min(r.metrics['err_limit'] for r in rs)}+) | - | - |")
+    rows = [f"| {n.scheme} | {n.cases} | {n.exact_share:.4%} | {n.worst_ratio:.2f}"
+            + (f" (`{n.worst_case}`)" if n.worst_ratio > 0 else "") + " | "
+            + (f"{n.min_sqnr:.1f} dB (floor {n.min_sqnr_floor:.0f})" if n.min_sqnr is not None else "-") + " |"
+            for n in scheme_numbers(results)]
     if not rows:
         return []
-    return ["| scheme | cases compared | elements exact | worst vs exact oracle / DOT_PRODUCT | worst vs fake-quant | min SQNR |",
-            "|---|---|---|---|---|---|", *rows, ""]
+    return ["Numbers over the judged cases that passed (known issues and mistrusted cases apart); an error is given "
+            "as a share of its own case's limit (1.00 = at the limit).", "",
+            "| scheme | cases | elements exact | worst error / own limit | SQNR nearest its floor |",
+            "|---|---|---|---|---|", *rows, ""]
 
 
 def summarize(results: list[CaseResult], title: str = "Conv numerics sweep") -> str:
-    """Markdown: totals, op x scheme table, failures with repro, timings."""
+    """Markdown: totals, op x scheme table, numbers, failures by signature with repro, explained cases, timings."""
     lines = [f"# {title}", ""]
     if not results:
         return "\n".join(lines + ["No results."]) + "\n"
@@ -77,43 +64,41 @@ def summarize(results: list[CaseResult], title: str = "Conv numerics sweep") -> 
     table: dict[tuple[str, str], Counter] = defaultdict(Counter)
     schemes: list[str] = []
     for r in results:
-        scheme = parse_descriptor(r.descriptor).scheme
+        scheme = scheme_of(r)
         if scheme not in schemes:
             schemes.append(scheme)
-        table[(_op_of(r), scheme)][r.outcome.value] += 1
-    ops = sorted({op for op, _ in table})
+        table[(op_of(r), scheme)][r.outcome.value] += 1
     lines.append("| conv op | " + " | ".join(schemes) + " |")
     lines.append("|---|" + "---|" * len(schemes))
-    for op in ops:
-        cells = []
-        for s in schemes:
-            c = table.get((op, s))
-            cells.append(", ".join(f"{n} {k}" for k, n in sorted(c.items())) if c else "")
+    for op in sorted({op for op, _ in table}):
+        cells = [", ".join(f"{n} {k}" for k, n in sorted(table[(op, s)].items())) if (op, s) in table else ""
+                 for s in schemes]
         lines.append(f"| {op} | " + " | ".join(cells) + " |")
     lines.append("")
 
     lines += _numerics_table(results)
     mistrusted = counts.get("mistrusted", 0)
-    lines.append(f"Mistrusted share: {mistrusted / len(results):.1%}.")
+    lines.append(f"Mistrusted share: {mistrusted / len(results):.1%} (never counted as passes).")
     lines.append("")
 
-    bad = [r for r in results if not r.green]
-    if bad:
-        lines += ["## Not green", ""]
-        for r in bad:
-            lines.append(f"- **{r.outcome.value}** `{r.descriptor}`: {r.stale or r.reason}")
-            if "worst" in r.metrics:
-                lines.append(f"  - worst element {r.metrics['worst']}")
-            if "where" in r.metrics:
-                w = r.metrics["where"]
-                lines.append(f"  - {w['border']} differing on the border, {w['interior']} inside; "
-                             f"channels {w['channels']} ({w['n_channels']} of {w['of_channels']})")
-            lines.append(f"  - repro: `{r.repro}`")
-            if r.artifacts:
-                lines.append(f"  - artifacts: `{r.artifacts}`")
-        lines.append("")
-    explained = [r for r in results if r.outcome in (Outcome.KNOWN_ISSUE, Outcome.EXPECTED_REJECTION, Outcome.SKIPPED,
-                                                     Outcome.MISTRUSTED)]
+    failures = groups_by_signature(results)
+    if failures:
+        lines += ["## Not green, by signature", ""]
+        for sig, rs in failures:
+            lines.append(f"### {sig}: {len(rs)} case(s)")
+            for r in rs:
+                lines.append(f"- **{r.outcome.value}** `{r.descriptor}`: {r.stale or r.reason}")
+                for detail in (error_text(r), where_text(r)):
+                    if detail:
+                        lines.append(f"  - {detail}")
+                if "worst" in r.metrics:
+                    lines.append(f"  - worst element {r.metrics['worst']}")
+                lines.append(f"  - repro: `{r.repro}`")
+                if r.artifacts:
+                    lines.append(f"  - artifacts: `{r.artifacts}`")
+            lines.append("")
+    explained = [r for r in results if r.green and r.outcome in (Outcome.KNOWN_ISSUE, Outcome.EXPECTED_REJECTION,
+                                                                   Outcome.SKIPPED, Outcome.MISTRUSTED)]
     if explained:
         lines += ["## Explained (not failures)", ""]
         groups: dict[tuple[str, str], list[CaseResult]] = defaultdict(list)

@@ -54,6 +54,8 @@ class CaseResult:
     rule: str = ""  # the judging rule that decided (harness.policy.schemes.DECIDING_RULES); '' if not judged
     rejection: str = ""  # the documented rejection (harness.cases.rejections) that applies, if any
     issue: str = ""  # the registry entry (harness/cases/known_issues.toml) that explains it, or went stale
+    stage: str = ""  # the stage that failed (build, quantize, lower, run, compare; harness), '' if none did
+    error_type: str = ""  # the class of the exception at the root of that failure
     # Set when an expectation no longer holds: a registered known issue or a
     # documented rejection that did not happen. Such a case is not green.
     stale: str = ""
@@ -103,13 +105,51 @@ def new_run_id() -> str:
 
 @lru_cache(maxsize=None)
 def versions() -> dict[str, str]:
-    """Versions of everything that shapes a result (read once per process)."""
+    """Versions of everything that shapes a result (read once per process, without importing any of it)."""
     from importlib.metadata import PackageNotFoundError, version
 
     out = {}
-    for name in ("torch", "executorch", "tosa-tools", "harness"):
+    for name in ("torch", "executorch", "tosa-tools", "ethos-u-vela", "harness"):
         try:
             out[name] = version(name)
         except PackageNotFoundError:
             out[name] = "unknown"
+    out["executorch-git"] = _executorch_git()
+    out["harness-commit"] = _harness_commit()
     return out
+
+
+def _executorch_git() -> str:
+    """The commit ExecuTorch was built from, as its `version.py` records it."""
+    import importlib.util
+    import re
+    from pathlib import Path
+
+    try:
+        spec = importlib.util.find_spec("executorch")
+    except (ImportError, ValueError):
+        return "unknown"
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        path = Path(folder) / "version.py"
+        if path.exists():
+            found = re.search(r"git_version[^=]*=\s*['\"]([0-9a-f]+)['\"]", path.read_text())
+            return found.group(1)[:12] if found else "unknown"
+    return "unknown"
+
+
+def _harness_commit() -> str:
+    """This checkout's commit, '+dirty' when it has uncommitted changes; 'unknown' outside git."""
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    try:
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"], capture_output=True,
+                              text=True, timeout=10)
+        if head.returncode:
+            return "unknown"
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return head.stdout.strip() + ("+dirty" if dirty else "")

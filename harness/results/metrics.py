@@ -51,3 +51,21 @@ METRICS: dict[str, Metric] = {
     "ref_shape": Metric("array", "the reference's shape, when the output's differs"),
     "sizes": Metric("array", "a dynamic-shape case at each size it ran: size, outcome, max_lsb/max_err/sqnr_db"),
 }
+
+
+def error_ratio(rule: str, metrics: dict) -> float | None:
+    """A judged case's error as a share of its own limit: <= 1 within it, > 1 beyond.
+
+    Float rules: max_err / err_limit (the DOT_PRODUCT limit; fp8 already per
+    element). INT against the fake-quant model: max_lsb / its tolerance. INT
+    against the integer-exact oracle, whose limit is 0 LSB: 0 while exact,
+    1 + the LSB off otherwise (its fake-quant check is a second opinion, not
+    the limit). None when not judged.
+    """
+    if rule.startswith("dot-product") and metrics.get("err_limit"):
+        return metrics["max_err"] / metrics["err_limit"]
+    if rule == "int-exact" and "max_lsb" in metrics:
+        return 1.0 + metrics["max_lsb"] if metrics["max_lsb"] > 0 else 0.0
+    if rule == "int-fake-quant" and "max_lsb" in metrics:
+        return metrics["max_lsb"] / max(metrics.get("fq_tolerance_lsb", 1), 1)
+    return None

@@ -36,6 +36,8 @@ def results_schema() -> dict:
         "rule": {"enum": ["", *DECIDING_RULES]},
         "rejection": _STRING,
         "issue": _STRING,
+        "stage": {"enum": ["", "build", "quantize", "lower", "run", "compare", "harness"]},
+        "error_type": _STRING,
         "stale": _STRING,
         "canary": _STRING,
         "metrics": {

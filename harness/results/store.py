@@ -9,6 +9,7 @@ any other version in one line.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -24,7 +25,7 @@ class ResultsFileError(ValueError):
     """A results file that cannot be read (one line naming file and line)."""
 
 
-class ResultWriter:
+class ResultWriter(contextlib.AbstractContextManager):
     """Appends one flushed JSON line per result; safe to reopen and extend."""
 
     def __init__(self, path: str | os.PathLike):
@@ -39,14 +40,12 @@ class ResultWriter:
     def close(self) -> None:
         self._file.close()
 
-    def __enter__(self) -> "ResultWriter":
-        return self
-
     def __exit__(self, *exc) -> None:
         self.close()
 
 
 _V1_REJECTION_DETAIL = re.compile(r"\((left on CPU: .*|raised in .*)\)$")
+_V1_STAGE_ERROR = re.compile(r"^(build|quantize|lower|run|compare): (\w+): ")
 
 
 def _upgrade_v1(d: dict) -> dict:
@@ -68,6 +67,10 @@ def _upgrade_v1(d: dict) -> dict:
             d["reason"] = detail.group(1)
             actual = Outcome.NOT_DELEGATED.value if detail.group(1).startswith("left") else Outcome.LOWERING_ERROR.value
     d["actual_outcome"] = actual or d["outcome"]
+    stage_error = _V1_STAGE_ERROR.match(d.get("reason", ""))
+    if stage_error and d["actual_outcome"] in (Outcome.LOWERING_ERROR.value, Outcome.HARNESS_ERROR.value,
+                                               Outcome.RUNNER_ERROR.value):
+        d["stage"], d["error_type"] = stage_error.groups()
     return d
 
 
@@ -107,6 +110,12 @@ def merge(parts: Iterable[str | os.PathLike], out: str | os.PathLike, order: lis
     if order is not None:
         rank = {d: i for i, d in enumerate(order)}
         results.sort(key=lambda r: (rank.get(r.descriptor, len(rank)), r.descriptor, r.seed))
+    write_results(results, out)
+    return results
+
+
+def write_results(results: Iterable[CaseResult], out: str | os.PathLike) -> None:
+    """Write a whole results file at once (atomically: readers see the old file or the new one)."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(out.suffix + ".tmp")
@@ -114,4 +123,3 @@ def merge(parts: Iterable[str | os.PathLike], out: str | os.PathLike, order: lis
         for r in results:
             f.write(r.to_json() + "\n")
     tmp.replace(out)
-    return results

@@ -27,6 +27,7 @@ class Observation:
     metrics: dict = field(default_factory=dict)
     stage: str = ""  # the stage that failed, if one did
     error: str = ""  # the failure's whole message (the wrapper's and its root cause's)
+    error_type: str = ""  # the class of the exception at the root of it
 
 
 @dataclass

@@ -64,10 +64,12 @@ def _observe(config: ConvConfig, seed: int, target_name: str, timings: dict, kee
         return Observation(j.outcome, j.reason, j.rule, {**metrics, **j.metrics})
     except stages.StageError as e:
         keep["traceback"] = "".join(traceback.format_exception(e.error))
+        cause = stages.root_cause(e.error)
         return Observation(stages.STAGE_OUTCOME[e.stage], _one_line(str(e)), metrics=metrics, stage=e.stage,
-                                  error=f"{e.error} {stages.root_cause(e.error)}")
+                           error=f"{e.error} {cause}", error_type=type(cause).__name__)
     except RunnerError as e:
-        return Observation(Outcome.RUNNER_ERROR, _one_line(str(e)), metrics=metrics, stage="run", error=str(e))
+        return Observation(Outcome.RUNNER_ERROR, _one_line(str(e)), metrics=metrics, stage="run", error=str(e),
+                           error_type="RunnerError")
 
 
 def run_case(
@@ -93,14 +95,16 @@ def run_case(
             seen = _observe(config, seed, target, timings, keep)
     except Exception as e:  # noqa: BLE001 - a harness bug costs this case only, with its traceback
         keep["traceback"] = "".join(traceback.format_exception(e))
-        seen = Observation(Outcome.HARNESS_ERROR, _one_line(f"harness: {type(e).__name__}: {e}"))
+        seen = Observation(Outcome.HARNESS_ERROR, _one_line(f"harness: {type(e).__name__}: {e}"), stage="harness",
+                           error_type=type(e).__name__)
     verdict = classify(config, seen)
     release_graph_caches()
     timings["total"] = round(time.perf_counter() - start, 4)
     result = CaseResult(
         config.descriptor, seed, verdict.outcome, reason=verdict.reason, target=target,
         runner=get_target(target).runner, run_id=run_id, actual_outcome=verdict.actual_outcome, rule=seen.rule,
-        rejection=verdict.rejection, issue=verdict.issue, stale=verdict.stale, canary=canary, metrics=seen.metrics,
+        rejection=verdict.rejection, issue=verdict.issue, stale=verdict.stale, stage=seen.stage,
+        error_type=seen.error_type, canary=canary, metrics=seen.metrics,
         tosa_ops=keep.get("tosa_ops", []), conv_ops=keep.get("conv_ops", []), timings_s=timings, versions=versions(),
     )
     if keep_dir is not None and not result.green:

@@ -1,0 +1,111 @@
+"""Command-line verbs about cases: `list`, `run`, `canaries`."""
+
+from __future__ import annotations
+
+import json
+
+from harness.cli.common import EXIT_FAIL, EXIT_OK
+from harness.config import parse_descriptor
+from harness.policy.targets import get_target
+
+LIST_FIELDS = (
+    "rank", "transposed", "groups", "in_channels", "out_channels", "kernel", "stride", "padding",
+    "dilation", "output_padding", "bias", "scheme", "batch", "input_size", "padding_mode", "dataset", "context", "dynamic",
+)
+
+
+def expected_op(c) -> str:
+    """The TOSA conv op RewriteConvPass should choose (grouped convs: per group)."""
+    from harness.cases.rejections import expected_rejection
+
+    if expected_rejection(c):
+        return "rejected"
+    if c.transposed:
+        return "TRANSPOSE_CONV2D"
+    if c.rank == 3:
+        return "CONV3D"
+    return "DEPTHWISE_CONV2D" if c.is_depthwise else "CONV2D"
+
+
+def _print_stats(configs) -> None:
+    from collections import Counter
+
+    print(f"{len(configs)} cases")
+    for title, key in (("rank", lambda c: f"{'t' if c.transposed else ''}conv{c.rank}d"), ("op", expected_op),
+                       ("scheme", lambda c: c.scheme), ("context", lambda c: c.context),
+                       ("data set", lambda c: c.dataset), ("dynamic", lambda c: c.dynamic)):
+        counts = Counter(key(c) for c in configs)
+        print(f"{title:9s} " + ", ".join(f"{k} {n}" for k, n in sorted(counts.items(), key=lambda kv: -kv[1])))
+
+
+def cmd_list(args) -> int:
+    from harness.cases.selection import select
+
+    configs = select(args.sweep, args.random, args.seed, args.filter, args.shard)
+    if args.stats:
+        _print_stats(configs)
+        return EXIT_OK
+    for c in configs:
+        if args.json:
+            fields = c.fields_dict()
+            print(json.dumps({"descriptor": c.descriptor, **{k: fields[k] for k in LIST_FIELDS}}))
+        else:
+            print(c.descriptor)
+    return EXIT_OK
+
+
+def _print_result(r) -> None:
+    print(f"outcome: {r.outcome.value}" + (f" ({r.reason})" if r.reason else ""))
+    if r.stale:
+        print(f"stale:   {r.stale}")
+    print(f"case:    {r.descriptor} seed {r.seed} on {r.target} ({r.runner})")
+    if r.issue or r.rejection:
+        from harness.report.summary import explanation
+
+        print(f"because: {explanation(r)}" + (f" (actual outcome {r.actual_outcome})"
+                                               if r.actual_outcome != r.outcome.value else ""))
+    if r.rule:
+        print(f"rule:    {r.rule}")
+    print(f"tosa:    {' '.join(r.tosa_ops) or '-'}")
+    m = {k: v for k, v in r.metrics.items() if k not in ("worst", "qparams", "where")}
+    if m:
+        print("metrics: " + ", ".join(f"{k}={v}" for k, v in m.items()))
+    if "worst" in r.metrics:
+        print(f"worst:   {r.metrics['worst']}")
+    if "where" in r.metrics:
+        w = r.metrics["where"]
+        print(f"where:   {w['border']} on the border, {w['interior']} inside ({w['border_share']:.0%} on the border, "
+              f"which is {w['border_positions_share']:.0%} of positions); channels {w['channels']} "
+              f"({w['n_channels']} of {w['of_channels']})")
+    if "qparams" in r.metrics:
+        print(f"qparams: {json.dumps(r.metrics['qparams'])}")
+    print("timings: " + ", ".join(f"{k} {v:.3f}s" for k, v in r.timings_s.items()))
+    if r.artifacts:
+        print(f"kept:    {r.artifacts}")
+    print(f"__REPRO: {r.repro}")
+
+
+def cmd_run(args) -> int:
+    config = parse_descriptor(args.descriptor)
+    get_target(args.target)  # unknown target: usage error before any work
+    if args.canary:
+        from harness.cases.canaries import get
+
+        get(args.canary)  # unknown canary: usage error before any work
+    from harness.results.case_result import new_run_id
+    from harness.run.execute import run_case
+
+    result = run_case(config, args.seed, args.target, keep_dir=args.keep, canary=args.canary, run_id=new_run_id())
+    if args.json:
+        print(result.to_json())
+    else:
+        _print_result(result)
+    return EXIT_OK if result.green else EXIT_FAIL
+
+
+def cmd_canaries(args) -> int:
+    from harness.cases.canaries import CANARIES
+
+    for c in CANARIES.values():
+        print(f"{c.name:24s} {c.branch}: {c.fault}")
+    return EXIT_OK

@@ -1,0 +1,14 @@
+"""What the command-line verbs share: exit codes and the history a verb opens."""
+
+from __future__ import annotations
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+
+
+def history_of(args):
+    """The history database of `--db`, or None with `--no-history`."""
+    from harness.history.db import History
+
+    if getattr(args, "no_history", False):
+        return None
+    return History(args.db)

@@ -1,0 +1,96 @@
+"""Command-line verbs over the run history: `runs`, `import`, `diff`, `report`."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from harness.cli.common import EXIT_FAIL, EXIT_OK
+from harness.history.db import History, HistoryError, RunInfo
+from harness.results.case_result import CaseResult
+
+
+def cmd_runs(args) -> int:
+    with History(args.db) as history:
+        summaries = history.summaries(args.limit or None)
+    if args.json:
+        for s in summaries:
+            print(json.dumps({**vars(s.run), "counts": s.counts, "cases": s.cases, "green": s.green}))
+        return EXIT_OK
+    if not summaries:
+        print(f"no runs in {args.db}")
+    for s in summaries:
+        r = s.run
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.started))
+        wall = f"{r.wall_s / 60:.1f} min" if r.wall_s is not None else "-"
+        counts = ", ".join(f"{n} {k}" for k, n in sorted(s.counts.items(), key=lambda kv: -kv[1]))
+        extra = "".join(f" {k} {v}" for k, v in (("filter", r.filter), ("shard", r.shard), ("canary", r.canary)) if v)
+        print(f"{r.run_id}  {when}  {r.tier:8s} {r.target:6s} seed {r.seed}{extra}  {r.status:11s} {wall:>9s}  "
+              f"{s.green}/{s.cases} green{' (of ' + str(r.expected) + ')' if r.expected not in (None, s.cases) else ''}"
+              f"  [{counts}]  executorch {r.versions.get('executorch', '?')}")
+    return EXIT_OK
+
+
+def cmd_import(args) -> int:
+    from harness.history.ingest import import_results
+
+    with History(args.db) as history:
+        run = import_results(history, args.results, args.tier)
+    print(f"imported {run.expected} results from {args.results} as run {run.run_id} into {args.db}")
+    return EXIT_OK
+
+
+def load(history: History | None, ref: str, db: str, like: RunInfo | None = None,
+         before: float | None = None) -> tuple[str, RunInfo | None, list[CaseResult]]:
+    """(label, run, results) of a run id, 'last', 'last-green' or a results file."""
+    if Path(ref).is_file() or ref.endswith(".jsonl"):
+        from harness.results.store import read_results
+
+        return ref, None, read_results(ref)
+    if history is None:
+        raise HistoryError(f"no history database {db} to find run {ref!r} in")
+    run_id = history.resolve(ref, like=like, before=before)
+    return run_id, history.run(run_id), history.results(run_id)
+
+
+def cmd_diff(args) -> int:
+    from harness.history.diff import diff
+    from harness.report import diff_format
+
+    history = History(args.db) if Path(args.db).exists() else None
+    try:
+        new_label, new_run, new = load(history, args.new, args.db)
+        base_label, _, base = load(history, args.base, args.db, like=new_run,
+                                   before=new_run.started if new_run else None)
+    finally:
+        if history is not None:
+            history.close()
+    d = diff(base, new, base_label, new_label)
+    render = {"text": diff_format.to_text, "markdown": diff_format.to_markdown, "json": diff_format.to_json}
+    print(render[args.format](d), end="" if args.format != "json" else "\n")
+    return EXIT_FAIL if d.regression else EXIT_OK
+
+
+def cmd_report(args) -> int:
+    from harness.history.diff import diff
+    from harness.history.ingest import run_of
+    from harness.report.html import write_report
+
+    with History(args.db) as history:
+        label, run, results = load(history, args.run, args.db)
+        if run is None:  # a results file: a run of its own, not recorded
+            run = run_of(results, label, "file", ended=Path(label).stat().st_mtime)
+        d = None
+        if args.baseline != "none":
+            try:
+                base_label, _, base = load(history, args.baseline, args.db, like=run, before=run.started)
+                d = diff(base, results, base_label, run.run_id)
+            except HistoryError as e:
+                if args.baseline not in ("last", "last-green"):
+                    raise
+                print(f"no baseline: {e}")
+        out = Path(args.out or f"reports/report-{run.run_id}")
+        page = write_report(history, run, results, out, d, trend=args.trend)
+    print(f"report: {page}\njunit:  {out / 'junit.xml'}")
+    return EXIT_OK

@@ -1,0 +1,129 @@
+"""Command line: `python -m harness <verb>`.
+
+Exit status: 0 when every case is green (for `diff` and `nightly`: no
+regression), 1 when not, 2 for bad input: a bad descriptor, sweep, option,
+run id, results file or database, named in one line on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from harness.cli import cases, history, sweeps
+from harness.config import ConfigError
+from harness.history.db import DEFAULT_DB, HistoryError
+from harness.policy.targets import DEFAULT_TARGET, TARGETS
+from harness.results.store import ResultsFileError
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+VERBS = ("list", "run", "sweep", "canaries", "runs", "import", "merge", "diff", "report", "nightly")
+
+
+def _selection(p: argparse.ArgumentParser, tier: str = "smoke") -> None:
+    p.add_argument("--sweep", default=tier, help=f"tier: smoke, nightly or full (default: {tier})")
+    p.add_argument("--random", type=int, default=0, metavar="N", help="append N random cases drawn with --seed")
+    p.add_argument("--seed", type=int, default=0, help="data seed, and seed of --random cases (default: 0)")
+    p.add_argument("--filter", metavar="REGEX", help="only descriptors matching this regex (re.search)")
+    p.add_argument("--shard", metavar="K/N", help="only the K-th of N cost-balanced parts of the selection")
+
+
+def _target(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--target", default=DEFAULT_TARGET, help=f"target: {', '.join(TARGETS)} (default: {DEFAULT_TARGET})")
+
+
+def _db(p: argparse.ArgumentParser, records: bool = False) -> None:
+    p.add_argument("--db", default=DEFAULT_DB, help=f"run history database (default: {DEFAULT_DB})")
+    if records:
+        p.add_argument("--no-history", action="store_true", help="do not record this run in the history")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m harness", description=__doc__.split("\n")[0])
+    sub = p.add_subparsers(dest="verb", required=True, metavar="{" + ",".join(VERBS) + "}")
+
+    ls = sub.add_parser("list", help="print the cases of a sweep, one descriptor per line")
+    _selection(ls)
+    ls.add_argument("--json", action="store_true", help="one JSON object per line with the config fields")
+    ls.add_argument("--stats", action="store_true", help="counts per rank, expected TOSA op, scheme, context, data set, dynamic dims")
+
+    run = sub.add_parser("run", help="run one case and print its outcome, metrics and TOSA ops")
+    run.add_argument("descriptor", help="case descriptor, e.g. conv2d_ic8_oc16_i32x32_k3x3_s2_p1_qa8w8")
+    run.add_argument("--seed", type=int, default=0, help="data seed (default: 0)")
+    _target(run)
+    run.add_argument("--json", action="store_true", help="print the result as one JSON line")
+    run.add_argument("--keep", metavar="DIR", help="save inputs, outputs and flatbuffer here if it fails")
+    run.add_argument("--canary", default="", metavar="NAME", help="inject this fault into the backend (see `canaries`)")
+
+    sw = sub.add_parser("sweep", help="run a sweep in parallel workers; record it, write results and a summary")
+    _selection(sw)
+    _target(sw)
+    sw.add_argument("--results", help="JSONL results path (default: reports/<sweep>/results.jsonl)")
+    sw.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1, help="worker processes (default: CPU count)")
+    sw.add_argument("--no-progress", action="store_true", help="no progress bar")
+    sw.add_argument("--canary", default="", metavar="NAME", help="inject this fault into the backend in every worker")
+    _db(sw, records=True)
+
+    sub.add_parser("canaries", help="list the canary faults that prove the harness can fail")
+
+    runs = sub.add_parser("runs", help="list the recorded runs, newest first")
+    runs.add_argument("--limit", type=int, default=20, help="at most this many (default: 20; 0: all)")
+    runs.add_argument("--json", action="store_true", help="one JSON object per run")
+    _db(runs)
+
+    imp = sub.add_parser("import", help="record a results file (JSONL) as a run in the history")
+    imp.add_argument("results", help="a results file")
+    imp.add_argument("--tier", default="imported", help="the tier it ran (default: imported)")
+    _db(imp)
+
+    mg = sub.add_parser("merge", help="join shard results into one run; refuse mixed versions or seeds")
+    mg.add_argument("parts", nargs="+", help="the shards' results files")
+    mg.add_argument("--out", required=True, help="the merged results file")
+    mg.add_argument("--sweep", help="the tier the shards split, to report gaps (with --random/--seed/--filter as run)")
+    mg.add_argument("--random", type=int, default=0, metavar="N")
+    mg.add_argument("--seed", type=int, default=None, help="the selection's seed (default: the results' seed)")
+    mg.add_argument("--filter", metavar="REGEX")
+    _db(mg, records=True)
+
+    df = sub.add_parser("diff", help="what changed between two runs; exit 1 on a regression")
+    df.add_argument("base", help="run id, last, last-green, or a results file")
+    df.add_argument("new", help="run id, last, last-green, or a results file")
+    df.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    _db(df)
+
+    rp = sub.add_parser("report", help="write the HTML report and JUnit XML of a run")
+    rp.add_argument("run", nargs="?", default="last", help="run id, last, last-green, or a results file (default: last)")
+    rp.add_argument("--out", default=None, help="output directory (default: reports/report-<run id>)")
+    rp.add_argument("--baseline", default="last-green", help="run to diff against (default: last-green; 'none': no diff)")
+    rp.add_argument("--trend", type=int, default=30, help="runs in the trend plots (default: 30)")
+    _db(rp)
+
+    ng = sub.add_parser("nightly", help="the nightly job: sweep, record, report, JUnit, diff against last-green")
+    _selection(ng, tier="nightly")
+    _target(ng)
+    ng.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1, help="worker processes (default: CPU count)")
+    ng.add_argument("--out", default="reports/nightly", help="results, report and JUnit directory (default: reports/nightly)")
+    ng.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _db(ng)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    verbs = {
+        "list": cases.cmd_list, "run": cases.cmd_run, "canaries": cases.cmd_canaries, "sweep": sweeps.cmd_sweep,
+        "nightly": sweeps.cmd_nightly, "merge": sweeps.cmd_merge, "import": history.cmd_import,
+        "runs": history.cmd_runs, "diff": history.cmd_diff, "report": history.cmd_report,
+    }
+    try:
+        return verbs[args.verb](args)
+    except (ConfigError, ResultsFileError, HistoryError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except BrokenPipeError:  # `python -m harness list | head`
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,130 @@
+"""Command-line verbs that run or join sweeps: `sweep`, `nightly`, `merge`."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+
+from harness.cli.common import EXIT_FAIL, EXIT_OK, history_of
+from harness.results.case_result import CaseResult
+
+
+def _progress(total: int, enabled: bool):
+    """A callback per finished case: a progress bar with the outcome counts, or a line per failure."""
+    counts: Counter = Counter()
+    bar = None
+    if enabled:
+        from tqdm import tqdm
+
+        bar = tqdm(total=total, unit="case", dynamic_ncols=True, file=sys.stderr)
+
+    def on_result(r: CaseResult) -> None:
+        counts[r.outcome.value] += 1
+        if bar is not None:
+            bar.set_postfix_str(", ".join(f"{n} {k}" for k, n in counts.items()), refresh=False)
+            bar.update(1)
+        elif not r.green:
+            print(f"{r.outcome.value}: {r.descriptor}: {r.stale or r.reason}", file=sys.stderr)
+
+    return on_result, bar
+
+
+def _baseline_diff(history, run, results):
+    """The diff against the last green run of the same kind before this one, or None when there is none."""
+    from harness.history.db import HistoryError
+    from harness.history.diff import diff
+
+    if history is None:
+        return None
+    try:
+        base_id = history.resolve("last-green", like=run, before=run.started)
+    except HistoryError:
+        return None
+    return diff(history.results(base_id), results, base_id, run.run_id)
+
+
+def _sweep(args, tier: str, results: Path | None, db: Path | None):
+    """Run the sweep, then write its summary, HTML report and JUnit XML beside its results file."""
+    from harness.history.db import History
+    from harness.report.html import write_report
+    from harness.report.summary import summarize
+    from harness.run.sweep import SweepRequest, check, run_sweep
+
+    req = SweepRequest(tier, args.random, args.seed, args.filter, args.shard, args.target, getattr(args, "canary", ""),
+                       args.jobs, results, db)
+    on_result, bar = _progress(len(check(req)), not args.no_progress)
+    try:
+        done = run_sweep(req, on_result)
+    finally:
+        if bar is not None:
+            bar.close()
+    if done.interrupted:
+        print(f"\ninterrupted: {len(done.results)} of {done.run.expected} results kept in {done.results_path}",
+              file=sys.stderr)
+    summary = summarize(done.results, f"Sweep `{tier}`")
+    summary += f"\nRun {done.run.run_id}: wall time {done.run.wall_s:.1f} s with {args.jobs} worker(s).\n"
+    out = done.results_path.parent
+    (out / "summary.md").write_text(summary)
+    history = History(db) if db else None
+    try:
+        d = _baseline_diff(history, done.run, done.results)
+        write_report(history, done.run, done.results, out, d)
+    finally:
+        if history is not None:
+            history.close()
+    return done, summary, d
+
+
+def cmd_sweep(args) -> int:
+    db = None if args.no_history else Path(args.db)
+    done, summary, d = _sweep(args, args.sweep, Path(args.results) if args.results else None, db)
+    out = done.results_path.parent
+    print(summary)
+    if d is not None:
+        from harness.report.diff_format import headline
+
+        print(headline(d))
+    print(f"results: {done.results_path}\nsummary: {out / 'summary.md'}\nreport:  {out / 'index.html'}\n"
+          f"junit:   {out / 'junit.xml'}" + (f"\nhistory: run {done.run.run_id} in {db}" if db else ""))
+    return EXIT_OK if done.green else EXIT_FAIL
+
+
+def cmd_nightly(args) -> int:
+    """Sweep the tier on every core, record it, write the report and JUnit, diff against the last green run of
+    the same kind; exit by the diff: 1 on a regression (or, with no green baseline yet, on any case not green)."""
+    from harness.report.diff_format import to_text
+
+    out = Path(args.out)
+    done, _, d = _sweep(args, args.sweep, out / "results.jsonl", Path(args.db))
+    print(to_text(d) if d else f"no green {args.sweep} run on {args.target} before {done.run.run_id}: nothing to diff")
+    print(f"report: {out / 'index.html'}\njunit:  {out / 'junit.xml'}")
+    if d is not None:
+        return EXIT_FAIL if d.regression else EXIT_OK
+    return EXIT_OK if done.green else EXIT_FAIL
+
+
+def cmd_merge(args) -> int:
+    from harness.cases.selection import select
+    from harness.history.ingest import merge_shards
+
+    expected = None
+    if args.sweep:
+        seed = args.seed if args.seed is not None else 0
+        expected = [c.descriptor for c in select(args.sweep, args.random, seed, args.filter)]
+    report = merge_shards(args.parts, args.out, expected, tier=args.sweep or "merged", seed=args.seed)
+    history = history_of(args)
+    if history is not None:
+        history.ensure_run(report.run)
+        for r in report.results:
+            history.record(r)
+        history.close()
+    print(f"merged {len(args.parts)} shard(s): {len(report.results)} cases into {args.out}"
+          + (f" (run {report.run.run_id} in {args.db})" if history is not None else ""))
+    for d in report.duplicates:
+        print(f"duplicate: {d}")
+    if report.gaps is None:
+        print("gaps: unknown (give --sweep and the selection to check them)")
+    else:
+        print(f"gaps: {len(report.gaps)}" + "".join(f"\n  missing: {d}" for d in report.gaps[:50]))
+    return EXIT_OK if not report.duplicates and not report.gaps else EXIT_FAIL

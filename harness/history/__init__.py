@@ -1,0 +1,1 @@
+"""The run history (SQLite), diffs between runs, importing and merging results files."""

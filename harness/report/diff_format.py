@@ -1,0 +1,78 @@
+"""A diff between two runs as text, as a PR-comment-sized Markdown summary, or as JSON."""
+
+from __future__ import annotations
+
+import json
+
+from harness.history.diff import Diff
+from harness.results.case_result import CaseResult
+
+MARKDOWN_ROWS = 15  # per section: a PR comment stays readable
+
+
+REASON_CHARS = 160
+
+
+def _case(r: CaseResult) -> str:
+    why = r.stale or r.reason
+    if len(why) > REASON_CHARS:
+        why = why[: REASON_CHARS - 3] + "..."
+    return f"{r.descriptor}: {r.outcome.value}" + (f" ({why})" if why else "")
+
+
+def _sections(d: Diff) -> list[tuple[str, list[str]]]:
+    return [
+        ("New failures", [_case(n) + (f" [was {b.outcome.value}]" if b else " [new case]") for b, n in d.new_failures]),
+        ("Flaky (same versions, seed, target and canary, different outcome)",
+         [f"{n.descriptor}: {b.outcome.value} -> {n.outcome.value}" for b, n in d.flakes]),
+        ("Drift past threshold", [f"{x.descriptor}: {x.metric} {x.before:.4g} -> {x.after:.4g}" for x in d.drift]),
+        ("Stale expectations", [f"{r.descriptor}: {r.stale}" for r in d.stale]),
+        ("Fixed", [f"{n.descriptor}: {b.outcome.value} -> {n.outcome.value}" for b, n in d.fixed]),
+        ("Other outcome changes", [f"{n.descriptor}: {b.outcome.value} -> {n.outcome.value}" for b, n in d.changed]),
+        ("Cases added", [r.descriptor for r in d.added]),
+        ("Cases removed", [r.descriptor for r in d.removed]),
+    ]
+
+
+def headline(d: Diff) -> str:
+    counts = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in d.counts().items() if n)
+    verdict = "REGRESSION" if d.regression else "no regression"
+    return f"{verdict}: {d.new} against {d.base}" + (f" ({counts})" if counts else " (no changes)")
+
+
+def to_text(d: Diff) -> str:
+    lines = [headline(d)]
+    for title, rows in _sections(d):
+        if rows:
+            lines.append(f"{title} ({len(rows)}):")
+            lines += [f"  {row}" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def to_markdown(d: Diff) -> str:
+    lines = [f"**{headline(d)}**", ""]
+    for title, rows in _sections(d):
+        if not rows:
+            continue
+        lines.append(f"<details{' open' if title in ('New failures', 'Drift past threshold') else ''}>"
+                     f"<summary>{title}: {len(rows)}</summary>\n")
+        lines += [f"- `{row}`" for row in rows[:MARKDOWN_ROWS]]
+        if len(rows) > MARKDOWN_ROWS:
+            lines.append(f"- ... and {len(rows) - MARKDOWN_ROWS} more")
+        lines += ["", "</details>", ""]
+    return "\n".join(lines)
+
+
+def to_json(d: Diff) -> str:
+    def pair(b, n):
+        return {"descriptor": n.descriptor, "before": b.outcome.value if b else None, "after": n.outcome.value,
+                "reason": n.stale or n.reason}
+
+    return json.dumps({
+        "base": d.base, "new": d.new, "regression": d.regression, "same_inputs": d.same_inputs, "counts": d.counts(),
+        "new_failures": [pair(b, n) for b, n in d.new_failures], "fixed": [pair(b, n) for b, n in d.fixed],
+        "changed": [pair(b, n) for b, n in d.changed], "flakes": [pair(b, n) for b, n in d.flakes],
+        "added": [r.descriptor for r in d.added], "removed": [r.descriptor for r in d.removed],
+        "stale": [{"descriptor": r.descriptor, "stale": r.stale} for r in d.stale],
+        "drift": [vars(x) for x in d.drift],
+    }, indent=2)

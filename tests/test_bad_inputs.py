@@ -1,0 +1,114 @@
+"""Malformed inputs to the history, diff, report, import, merge and selection commands:
+each one is refused with exit status 2 and one line that names what is wrong."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from harness.cli.main import main
+from harness.history.db import History, RunInfo
+from harness.results.case_result import CaseResult, Outcome
+from harness.results.store import write_results
+
+GOOD_LINE = CaseResult("conv2d_n1_ic4_oc8_g1_i8x8_k3x3_s1x1_p0x0_d1x1_b1_pmzeros_qfp32_dsnormal_cxnone", 0,
+                       Outcome.PASS).to_json()
+
+
+@pytest.fixture
+def files(tmp_path):
+    """Every malformed input, by name."""
+    f = {}
+
+    def put(name, content, binary=False):
+        path = tmp_path / name
+        (path.write_bytes if binary else path.write_text)(content)
+        f[name] = str(path)
+
+    put("good.jsonl", GOOD_LINE + "\n")
+    put("truncated.jsonl", GOOD_LINE + "\n" + GOOD_LINE[: len(GOOD_LINE) // 2] + "\n")
+    put("foreign.jsonl", '{"name": "pytest-report", "tests": 3}\n')
+    put("array.jsonl", "[1, 2, 3]\n")
+    put("future.jsonl", GOOD_LINE.replace('"schema_version": 2', '"schema_version": 9') + "\n")
+    put("latin1.jsonl", b"\xff\xfe not utf-8 \xe9\n", binary=True)
+    put("bad-outcome.jsonl", GOOD_LINE.replace('"outcome": "pass"', '"outcome": "exploded"') + "\n")
+    put("empty.jsonl", "")
+    put("garbage.sqlite", b"SQLite format 2\x00 but not really" * 50, binary=True)
+    foreign = tmp_path / "foreign.sqlite"
+    sqlite3.connect(foreign).execute("CREATE TABLE invoices (id INTEGER)")
+    f["foreign.sqlite"] = str(foreign)
+    future = tmp_path / "future.sqlite"
+    History(future).close()
+    con = sqlite3.connect(future)
+    con.execute("UPDATE meta SET value = '42' WHERE key = 'schema_version'")
+    con.commit()
+    f["future.sqlite"] = str(future)
+    empty_db = tmp_path / "empty.sqlite"
+    History(empty_db).close()
+    f["empty.sqlite"] = str(empty_db)
+    db = tmp_path / "h.sqlite"
+    with History(db) as h:
+        h.ensure_run(RunInfo("20260101T000000-aaaaaa", "smoke", 0, "tosa", status="complete"))
+    f["h.sqlite"] = str(db)
+    write_results([CaseResult("conv2d_a", 0, Outcome.PASS), CaseResult("conv2d_b", 1, Outcome.PASS)],
+                  tmp_path / "mixed-seeds.jsonl")
+    f["mixed-seeds.jsonl"] = str(tmp_path / "mixed-seeds.jsonl")
+    write_results([CaseResult("conv2d_c", 0, Outcome.PASS, versions={"torch": "9"})], tmp_path / "other.jsonl")
+    f["other.jsonl"] = str(tmp_path / "other.jsonl")
+    f["dir"] = str(tmp_path)
+    f["missing.jsonl"] = str(tmp_path / "missing.jsonl")
+    return f
+
+
+CASES = [  # (arguments, with {file} placeholders; a fragment of the one line)
+    (["diff", "{truncated.jsonl}", "{good.jsonl}", "--db", "{empty.sqlite}"], "truncated.jsonl line 2"),
+    (["diff", "{good.jsonl}", "{foreign.jsonl}", "--db", "{empty.sqlite}"], "foreign.jsonl line 1"),
+    (["diff", "{array.jsonl}", "{good.jsonl}", "--db", "{empty.sqlite}"], "a results line is a JSON object"),
+    (["diff", "{good.jsonl}", "{future.jsonl}", "--db", "{empty.sqlite}"], "schema version 9 is not supported"),
+    (["diff", "{good.jsonl}", "{latin1.jsonl}", "--db", "{empty.sqlite}"], "latin1.jsonl is not UTF-8"),
+    (["diff", "{good.jsonl}", "{bad-outcome.jsonl}", "--db", "{empty.sqlite}"], "'exploded' is not a valid Outcome"),
+    (["diff", "{good.jsonl}", "{missing.jsonl}", "--db", "{empty.sqlite}"], "cannot read results file"),
+    (["diff", "last", "{good.jsonl}", "--db", "{garbage.sqlite}"], "garbage.sqlite is not a usable history database"),
+    (["diff", "last", "{good.jsonl}", "--db", "{foreign.sqlite}"], "not a harness history (no meta table"),
+    (["diff", "last", "{good.jsonl}", "--db", "{future.sqlite}"], "history schema version 42"),
+    (["diff", "20990101T000000-ffffff", "{good.jsonl}", "--db", "{h.sqlite}"], "no run '20990101T000000-ffffff'"),
+    (["diff", "last-green", "last", "--db", "{empty.sqlite}"], "no last run"),
+    (["diff", "last", "{good.jsonl}", "--db", "{dir}"], "is a directory"),
+    (["runs", "--db", "{garbage.sqlite}"], "not a usable history database"),
+    (["report", "nope-run", "--db", "{h.sqlite}", "--out", "{dir}/r"], "no run 'nope-run'"),
+    (["report", "{good.jsonl}", "--baseline", "nope-run", "--db", "{h.sqlite}", "--out", "{dir}/r"], "no run 'nope-run'"),
+    (["import", "{missing.jsonl}", "--db", "{h.sqlite}"], "cannot read results file"),
+    (["import", "{truncated.jsonl}", "--db", "{h.sqlite}"], "line 2"),
+    (["import", "{empty.jsonl}", "--db", "{h.sqlite}"], "holds no results"),
+    (["import", "{mixed-seeds.jsonl}", "--db", "{h.sqlite}"], "mixes seeds: 0, 1"),
+    (["merge", "{good.jsonl}", "{other.jsonl}", "--out", "{dir}/m.jsonl", "--db", "{h.sqlite}"], "mixes versions"),
+    (["merge", "{good.jsonl}", "{mixed-seeds.jsonl}", "--out", "{dir}/m.jsonl", "--db", "{h.sqlite}"], "mixes seeds"),
+    (["list", "--shard", "0/3"], "invalid --shard '0/3': K must be in 1..N"),
+    (["list", "--shard", "4/3"], "invalid --shard '4/3'"),
+    (["list", "--shard", "two/3"], "expected K/N"),
+    (["sweep", "--shard", "1/0", "--no-history"], "invalid --shard '1/0'"),
+    (["list", "--filter", "(conv"], "invalid --filter '(conv'"),
+    (["list", "--sweep", "weekly"], "unknown sweep 'weekly'"),
+    (["sweep", "--target", "npu", "--no-history"], "unknown target 'npu'"),
+    (["run", "conv2d_ic8_oc7_g2_i8x8_k3"], "invalid groups=2: must divide out_channels=7"),
+]
+
+
+@pytest.mark.parametrize("args, fragment", CASES, ids=[f"{a[0]}-{i}" for i, (a, _) in enumerate(CASES)])
+def test_malformed_input_is_exit_2_and_one_line(files, capsys, args, fragment):
+    argv = [_fill(a, files) for a in args]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and len(err.splitlines()) == 1, err
+    assert fragment in err, err
+
+
+def test_there_are_at_least_25_of_them():
+    assert len(CASES) >= 25
+
+
+def _fill(arg: str, files: dict) -> str:
+    for name, path in files.items():
+        arg = arg.replace("{" + name + "}", path)
+    return arg

@@ -1,0 +1,48 @@
+"""Diff on real sweeps: two clean runs of a smoke slice agree to the number; a run with a canary
+is reported as exactly the cases the canary broke."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.cases.canaries import CANARIES
+from harness.cli.main import main
+from harness.config import parse_descriptor
+from harness.history.db import History
+from harness.history.diff import diff
+from harness.run.sweep import SweepRequest, run_sweep
+
+pytestmark = pytest.mark.lowering
+SLICE = "^conv1d_.*_s2_"  # the smoke tier's strided conv1d cases, which the conv1d-stride canary breaks
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("diff")
+    done = {}
+    for name, canary in (("clean1", ""), ("clean2", ""), ("canary", "conv1d-stride")):
+        done[name] = run_sweep(SweepRequest("smoke", filter=SLICE, jobs=2, canary=canary, db=tmp / "h.sqlite",
+                                            results=tmp / name / "results.jsonl"))
+    return tmp, done
+
+
+def test_two_clean_runs_show_no_change_and_no_drift(runs, capsys):
+    tmp, done = runs
+    d = diff(done["clean1"].results, done["clean2"].results)
+    assert d.same_inputs and not d.regression and d.counts() == dict.fromkeys(d.counts(), 0)
+    args = ["diff", done["clean1"].run.run_id, done["clean2"].run.run_id, "--db", str(tmp / "h.sqlite")]
+    assert main(args) == 0 and "no regression" in capsys.readouterr().out
+
+
+def test_a_canary_run_lists_exactly_the_cases_it_broke(runs, capsys):
+    tmp, done = runs
+    broken = {r.descriptor for r in done["canary"].results if not r.green}
+    relevant = CANARIES["conv1d-stride"].relevant
+    assert broken and all(relevant(parse_descriptor(d)) for d in broken)  # only cases that reach the fault
+    assert main(["diff", "last-green", "last", "--db", str(tmp / "h.sqlite"), "--format", "json"]) == 1
+    with History(tmp / "h.sqlite") as h:
+        assert h.resolve("last-green") == done["clean2"].run.run_id
+    d = diff(done["clean2"].results, done["canary"].results)
+    assert {n.descriptor for _, n in d.new_failures} == broken
+    assert not (d.fixed or d.changed or d.added or d.removed or d.flakes)
+    assert '"regression": true' in capsys.readouterr().out
