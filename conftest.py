@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from harness.config import ConfigError, ConvConfig, parse_descriptor
-from harness.policy.targets import DEFAULT_TARGET, TARGETS, get_target
+from harness.policy.targets import DEFAULT_TARGET, TARGETS, check_case, get_target
 from harness.history.db import COMPLETE, DEFAULT_DB, INTERRUPTED, History, HistoryError, RunInfo
 from harness.results.case_result import CaseResult, new_run_id, versions
 from harness.results.store import ResultWriter, merge
@@ -53,11 +53,14 @@ def _cases(config) -> list[ConvConfig]:
         try:
             get_target(config.getoption("target"))
             if config.getoption("case"):
+                target = get_target(config.getoption("target"))
                 config._harness_cases = [parse_descriptor(d) for d in config.getoption("case")]
+                for c in config._harness_cases:
+                    check_case(target, c)
             else:
                 config._harness_cases = select(config.getoption("sweep"), config.getoption("random"),
                                                config.getoption("seed"), config.getoption("filter"),
-                                               config.getoption("shard"))
+                                               config.getoption("shard"), config.getoption("target"))
             if config.getoption("canary"):
                 from harness.cases.canaries import get
 

@@ -125,3 +125,16 @@ def test_junit_xml_reads_as_ci_dashboards_read_it(report):
     assert "__REPRO: python -m harness run" in mismatch.result[0].text
     assert any(isinstance(c.result[0], Error) for c in cases if c.result)
     assert any(isinstance(c.result[0], Skipped) and "known issue" in c.result[0].message for c in cases if c.result)
+
+
+def test_cross_target_comparisons():
+    from harness.report.cross_target import refused_here_run_there, tosa_differences
+
+    here = [CaseResult("a", 0, Outcome.EXPECTED_REJECTION, rejection="u55-stride", tosa_ops=[]),
+            CaseResult("b", 0, Outcome.PASS, tosa_ops=["TRANSPOSE", "CONV2D", "RESCALE", "TRANSPOSE"]),
+            CaseResult("c", 0, Outcome.KNOWN_ISSUE, issue="u55-int16-tconv-vela", actual_outcome="lowering_error")]
+    there = [CaseResult("a", 0, Outcome.PASS), CaseResult("b", 0, Outcome.PASS), CaseResult("c", 0, Outcome.MISMATCH)]
+    refused = refused_here_run_there(here, there, "ethos-u85-256")
+    assert [(x.descriptor, x.here, x.there) for x in refused] == [("a", "u55-stride", "ethos-u85-256")]
+    generic = [CaseResult("b", 0, Outcome.PASS, tosa_ops=["TRANSPOSE", "CONV2D", "TRANSPOSE"])]
+    assert tosa_differences(here, generic) == [{"descriptor": "b", "extra": "RESCALE", "missing": ""}]

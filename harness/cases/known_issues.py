@@ -47,6 +47,7 @@ class KnownIssue:
     strict: bool = True  # a matching case that passes is reported as fixed
     border_only: bool = False  # explains a mismatch only if it is all on the border
     error: re.Pattern | None = None  # the reason must match this
+    families: tuple[str, ...] = ()  # target families it is seen on ('tosa', 'ethos-u55', ...); () = every target
 
     def explains(self, outcome: str, metrics: dict, reason: str = "") -> bool:
         """Whether this entry accounts for a case that ended in `outcome`."""
@@ -59,7 +60,9 @@ class KnownIssue:
             return bool(where) and where.get("interior") == 0
         return True
 
-    def matches(self, descriptor: str) -> bool:
+    def matches(self, descriptor: str, family: str | None = None) -> bool:
+        if family is not None and self.families and family not in self.families:
+            return False
         if self.descriptor.search(descriptor) is None:
             return False
         if not self.fields:
@@ -104,6 +107,11 @@ def parse_registry(text: str, source: str = "registry") -> tuple[KnownIssue, ...
                 flags["error"] = re.compile(entry["error"])
             except re.error as e:
                 raise RegistryError(f"{where}: bad error regex {entry['error']!r}: {e}") from e
+        if "families" in entry:
+            families = entry["families"]
+            if not isinstance(families, list) or not all(isinstance(f, str) for f in families):
+                raise RegistryError(f"{where}: families must be a list of target families, not {families!r}")
+            flags["families"] = tuple(families)
         for key in ("strict", "border_only"):
             if key in entry:
                 if not isinstance(entry[key], bool):
@@ -121,18 +129,19 @@ def registry() -> tuple[KnownIssue, ...]:
     return parse_registry(REGISTRY.read_text(encoding="utf-8"), str(REGISTRY))
 
 
-def known_issues(descriptor: str) -> tuple[KnownIssue, ...]:
-    """Every registry entry that matches, in registry order (a case can hit two
-    issues, e.g. a ReLU6 that is not delegated and a dynamic-shape pad)."""
-    return tuple(issue for issue in registry() if issue.matches(descriptor))
+def known_issues(descriptor: str, family: str | None = None) -> tuple[KnownIssue, ...]:
+    """Every registry entry that matches (on a target of `family`, if given), in registry order (a case can
+    hit two issues, e.g. a ReLU6 that is not delegated and a dynamic-shape pad)."""
+    return tuple(issue for issue in registry() if issue.matches(descriptor, family))
 
 
 def known_issue(
-    descriptor: str, outcome: str | None = None, metrics: dict | None = None, reason: str = ""
+    descriptor: str, outcome: str | None = None, metrics: dict | None = None, reason: str = "",
+    family: str | None = None,
 ) -> KnownIssue | None:
     """The first matching entry; with `outcome` (and the case's `metrics` and
     `reason`), the first that explains it."""
-    for issue in known_issues(descriptor):
+    for issue in known_issues(descriptor, family):
         if outcome is None or issue.explains(outcome, metrics or {}, reason):
             return issue
     return None

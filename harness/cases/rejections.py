@@ -1,10 +1,13 @@
 """Configs the Arm backend documents as unsupported, and why.
 
 Each rule mirrors a rejection the backend reports itself (its TOSA support
-check for convolutions, `ConvolutionSupported`, or an explicit error in
-`RewriteConvPass`). A case matching a rule must be rejected cleanly: left on
-the CPU or refused with an error. Then its outcome is `expected_rejection`;
-a crash elsewhere or a wrong number is still a failure.
+check for convolutions, `ConvolutionSupported`, with its Ethos-U55 rules for
+the targets lowered to the U55 subset (U55 and U65), the U55 operator lists
+`EthosU55NotSupported`, or an explicit error in `RewriteConvPass`). A rule
+applies to every target unless it names the target families it is for. A
+case matching a rule must be rejected cleanly: left on the CPU or refused
+with an error. Then its outcome is `expected_rejection`; a crash elsewhere or
+a wrong number is still a failure.
 """
 
 from __future__ import annotations
@@ -24,9 +27,47 @@ class Rejection:
     # An exception counts as a clean rejection only if its message matches
     # this (case-insensitive) regex; leaving the conv on the CPU always does.
     error_pattern: str = "not supported"
+    families: tuple[str, ...] = ()  # target families it is for ('ethos-u55', ...); () = every target
 
     def matches_error(self, message: str) -> bool:
         return re.search(self.error_pattern, message, re.IGNORECASE) is not None
+
+
+U55_SUBSET = ("ethos-u55", "ethos-u65")  # lowered for TOSA-1.0+INT+...+u55: ConvolutionSupported's U55 rules
+
+
+def _u55_kernel(c: ConvConfig) -> bool:
+    """kernel[3] <= 64 and kernel[2] * kernel[3] <= 4096, on the aten weight (O, I, *k): a 1D kernel has
+    kernel[3] = 1 (the backend names them kernel_y and kernel_x, the other way round)."""
+    if c.transposed:
+        return False
+    k2, k3 = c.kernel[0], c.kernel[1] if c.rank > 1 else 1
+    return not 1 <= k3 <= 64 or k2 * k3 > 4096
+
+
+def _u55_stride(c: ConvConfig) -> bool:
+    """A stride above 3 needs no padding at all and dilation 1 on its axis; a conv3d needs strides[2] <= 1
+    (the backend's `stride_z`, which is the last axis of (D, H, W): the width)."""
+    if c.transposed:
+        return False
+    padded = any(before or after for before, after in c.explicit_padding())
+    if c.rank == 3 and c.stride[2] > 1:
+        return True
+    return any(not 1 <= s <= 3 and (padded or d != 1) for s, d in zip(c.stride, c.dilation))
+
+
+def _u55_tconv_stride(c: ConvConfig) -> bool:
+    """TRANSPOSE_CONV2D on U55: stride (1, 1) or (2, 2); (1, 2) for an input and kernel of height 1,
+    (2, 1) for width 1; a kernel of at most 64 rows and 4096 taps."""
+    if not (c.transposed and c.rank == 2):
+        return False
+    kh, kw = c.kernel
+    if kh > 64 or kh * kw > 4096:
+        return True
+    stride, (h, w) = tuple(c.stride), c.input_size
+    allowed = stride in ((1, 1), (2, 2)) or (stride == (1, 2) and h == 1 and kh == 1) or (
+        stride == (2, 1) and w == 1 and kw == 1)
+    return not allowed
 
 
 def _tconv_pad_exceeds_kernel(c: ConvConfig) -> bool:
@@ -71,13 +112,46 @@ REJECTIONS: tuple[Rejection, ...] = (
         "Transpose convolution out_pad exceeds kernel height/width.",
         lambda c: c.transposed and c.rank == 2 and _tconv_pad_exceeds_kernel(c),
     ),
+    Rejection(
+        "u55-conv3d-kernel-z",
+        "Convolution3d needs to have kernel_z==1 (the backend reads kernel_z from the weight's last axis, "
+        "the conv's width: kernel[4] of (O, I, D, H, W)).",
+        lambda c: c.rank == 3 and not c.transposed and c.kernel[2] != 1,
+        families=U55_SUBSET,
+    ),
+    Rejection(
+        "u55-kernel",
+        "Convolution needs to have kernel_y<=64, kernel_x*kernel_y<=4096.",
+        _u55_kernel,
+        families=U55_SUBSET,
+    ),
+    Rejection(
+        "u55-stride",
+        "Failed condition on stride, pad and dilation combination (a stride above 3 needs no padding and "
+        "dilation 1; a conv3d stride_z <= 1).",
+        _u55_stride,
+        families=U55_SUBSET,
+    ),
+    Rejection(
+        "u55-tconv-stride-kernel",
+        "Unsupported stride or kernel of a transpose convolution for Ethos-U55 (stride (1,1) or (2,2), (1,2) "
+        "or (2,1) only for a unit input and kernel height or width; kernel height <= 64, taps <= 4096).",
+        _u55_tconv_stride,
+        families=U55_SUBSET,
+    ),
+    Rejection(
+        "u55-avgpool-batch",
+        "Avgpool2d needs N==1 (the pooling after the conv is left on the CPU for a batch above 1).",
+        lambda c: c.context == "avgpool" and c.batch > 1,
+        families=U55_SUBSET,
+    ),
 )
 
 
-def expected_rejection(c: ConvConfig) -> Rejection | None:
-    """The first documented rejection that applies to `c`, if any."""
+def expected_rejection(c: ConvConfig, family: str = "tosa") -> Rejection | None:
+    """The first documented rejection that applies to `c` on a target of `family`, if any."""
     for rule in REJECTIONS:
-        if rule.applies(c):
+        if (not rule.families or family in rule.families) and rule.applies(c):
             return rule
     return None
 

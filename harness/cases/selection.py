@@ -1,4 +1,4 @@
-"""Which cases a run runs: a tier, seeded random extras, a descriptor filter, a shard.
+"""Which cases a run runs: a tier (for a target), seeded random extras, a descriptor filter, a shard.
 
 The same arguments give the same cases in the same order in every process:
 the command line, the pytest plugin and each shard of a split sweep call this.
@@ -11,11 +11,12 @@ import re
 from harness.cases.shards import shard as take_shard
 from harness.cases.sweeps import sweep
 from harness.config import ConfigError, ConvConfig
+from harness.policy.targets import DEFAULT_TARGET
 
 
 def select(tier: str, random: int = 0, seed: int = 0, pattern: str | None = None,
-           shard: str | None = None) -> list[ConvConfig]:
-    configs = sweep(tier, random, seed)
+           shard: str | None = None, target: str = DEFAULT_TARGET) -> list[ConvConfig]:
+    configs = sweep(tier, random, seed, target)
     if pattern:
         try:
             regex = re.compile(pattern)

@@ -151,6 +151,33 @@ DYNAMIC_EVEN_BASES = (
 DYNAMIC_EVEN_KINDS = ("spatial-even", "spatial-even-tosa10")
 
 
+# Ethos-U: each documented limit, at the limit and one past it (the U55 subset's rules in
+# harness.cases.rejections; the U85 takes them all: which the U55 refuses and the U85 runs).
+ETHOS_U_LIMIT_CASES = (
+    "conv2d_ic4_oc4_i16x16_k3_s3_p1",  # stride 3 with padding: at the limit
+    "conv2d_ic4_oc4_i16x16_k3_s4_p1",  # stride 4 with padding: past it
+    "conv2d_ic4_oc4_i16x16_k3_s4",  # stride 4, no padding, dilation 1: allowed
+    "conv2d_ic4_oc4_i24x24_k3_s4_d2",  # stride 4 without padding but dilation 2: past it
+    "conv2d_ic2_oc2_i4x64_k1x64",  # kernel_x 64: at the limit
+    "conv2d_ic2_oc2_i4x65_k1x65",  # kernel_x 65: past it
+    "conv2d_ic1_oc2_i64x64_k64x64",  # 4096 taps: at the limit
+    "conv2d_ic1_oc2_i65x64_k65x64",  # 4160 taps: past it
+    "conv1d_ic1_oc2_i4096_k4096",  # a 1D kernel of 4096 taps: at the limit
+    "conv1d_ic1_oc2_i4097_k4097",  # 4097 taps: past it
+    "conv3d_ic2_oc2_i4x4x4_k1x3x3",  # CONV3D with a kernel_z (the backend's: the width) of 3: refused
+    "conv3d_ic2_oc2_i4x4x4_k1x3x1",  # kernel_z 1 and a depth kernel of 1: lowered, Vela runs it
+    "conv3d_ic2_oc2_i4x4x4_k2x3x1",  # kernel_z 1 but a depth kernel of 2: lowered, Vela cannot run it
+    "tconv2d_ic4_oc4_i6x6_k3_s2",  # transposed stride 2: allowed
+    "tconv2d_ic4_oc4_i6x6_k3_s3",  # transposed stride 3: past it
+    "tconv2d_ic4_oc4_i1x6_k1x3_s1x2",  # stride (1, 2) with a unit input and kernel height: allowed
+    "tconv2d_ic4_oc4_i2x6_k1x3_s1x2",  # the same with an input of height 2: past it
+)
+
+
+def ethos_u_limit_cases(schemes=("a8w8",)) -> list[ConvConfig]:
+    return [_with(b, q=s) for b in ETHOS_U_LIMIT_CASES for s in schemes]
+
+
 def dynamic_cases(schemes=GRAPH_SCHEMES, bases=DYNAMIC_BASES, kinds=DYNAMIC_KINDS) -> list[ConvConfig]:
     return [_with(b, dy=k, q=s) for b in bases for k in kinds for s in schemes]
 

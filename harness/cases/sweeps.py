@@ -11,6 +11,7 @@ from harness.cases import strategies
 from harness.case.contexts import CONTEXT_NAMES
 from harness.config import DATASETS, ConfigError, ConvConfig, parse_descriptor
 from harness.policy.schemes import GRAPH_SCHEMES
+from harness.policy.targets import DEFAULT_TARGET, Target, check_case, get_target
 
 # The smoke sweep: one representative of each branch of RewriteConvPass and
 # its neighbours, each in every scheme. Comments name the branch aimed at.
@@ -84,11 +85,11 @@ NIGHTLY_CONTEXT_BASES = (
 )
 
 
-def _contexts(bases) -> list[ConvConfig]:
+def _contexts(bases, schemes=GRAPH_SCHEMES) -> list[ConvConfig]:
     out = []
     for b in bases:
         for cx in CONTEXT_NAMES:
-            for s in GRAPH_SCHEMES:
+            for s in schemes:
                 try:
                     out.append(parse_descriptor(f"{b}_q{s}_cx{cx}"))
                 except ConfigError:  # e.g. a residual add where shapes differ
@@ -151,12 +152,41 @@ def full() -> list[ConvConfig]:
 SWEEPS = {"smoke": smoke, "nightly": nightly, "full": full}
 
 
-def sweep(name: str, random: int = 0, seed: int = 0) -> list[ConvConfig]:
-    """The cases of sweep `name`, each once, in a fixed order; `random` more
-    seeded random cases appended. ConfigError for an unknown name."""
+def ethos_u(name: str, target: Target) -> list[ConvConfig]:
+    """An Ethos-U target's tiers, in the INT schemes it runs, static (and without control flow where it has
+    none). Smoke: one base per branch of the conv passes (what the canaries reach) and the target's
+    documented limits, at each limit and one past it. Nightly: every edge case, rejection, data set, the
+    contexts, the grid, 100 random cases. Full: every context on every edge base, the grid in every scheme."""
+    schemes = target.schemes
+    cases = [parse_descriptor(f"{b}_q{s}") for b in SMOKE_BASES for s in schemes]
+    cases += strategies.ethos_u_limit_cases()
+    if name in ("nightly", "full"):
+        cases += strategies.edge_cases(schemes) + strategies.rejection_cases(schemes)
+        cases += [parse_descriptor(f"{b}_q{s}_ds{d}") for b in SMOKE_DATASET_BASES for d in DATASETS for s in schemes]
+        cases += _contexts(CONTEXT_BASES + NIGHTLY_CONTEXT_BASES, schemes)
+        cases += strategies.grid(("a8w8",)) + strategies.random_cases(400, seed=0)
+    if name == "full":
+        cases += _contexts(strategies.EDGE_BASES, schemes) + strategies.grid(schemes)
+    return [c for c in cases if _is_case_of(target, c)]
+
+
+def _is_case_of(target: Target, c: ConvConfig) -> bool:
+    try:
+        check_case(target, c)
+    except ConfigError:
+        return False
+    return True
+
+
+def sweep(name: str, random: int = 0, seed: int = 0, target: str = DEFAULT_TARGET) -> list[ConvConfig]:
+    """The cases of sweep `name` for `target`, each once, in a fixed order; `random` more
+    seeded random cases appended (those the target takes). ConfigError for an unknown name."""
     if name not in SWEEPS:
         raise ConfigError(f"unknown sweep {name!r}; known sweeps: {', '.join(SWEEPS)}")
     if random < 0:
         raise ConfigError(f"invalid --random {random}: must be >= 0")
-    cases = SWEEPS[name]() + (strategies.random_cases(random, seed=1000 + seed) if random else [])
+    t = get_target(target)
+    cases = SWEEPS[name]() if t.backend == "tosa" else ethos_u(name, t)
+    if random:
+        cases += [c for c in strategies.random_cases(random, seed=1000 + seed) if _is_case_of(t, c)]
     return strategies.unique(cases)

@@ -6,7 +6,7 @@ import json
 
 from harness.cli.common import EXIT_FAIL, EXIT_OK
 from harness.config import parse_descriptor
-from harness.policy.targets import get_target
+from harness.policy.targets import check_case, get_target
 
 LIST_FIELDS = (
     "rank", "transposed", "groups", "in_channels", "out_channels", "kernel", "stride", "padding",
@@ -41,7 +41,7 @@ def _print_stats(configs) -> None:
 def cmd_list(args) -> int:
     from harness.cases.selection import select
 
-    configs = select(args.sweep, args.random, args.seed, args.filter, args.shard)
+    configs = select(args.sweep, args.random, args.seed, args.filter, args.shard, args.target)
     if args.stats:
         _print_stats(configs)
         return EXIT_OK
@@ -77,6 +77,13 @@ def _print_result(r) -> None:
         print(f"where:   {w['border']} on the border, {w['interior']} inside ({w['border_share']:.0%} on the border, "
               f"which is {w['border_positions_share']:.0%} of positions); channels {w['channels']} "
               f"({w['n_channels']} of {w['of_channels']})")
+    if "vela" in r.metrics:
+        v = r.metrics["vela"]
+        print(f"vela:    {v.get('npu_ops', '?')} operator(s) on the NPU, {v.get('cpu_ops', '?')} on the CPU; "
+              f"{v.get('cycles', '?')} cycles for {v.get('macs', '?')} MACs ({v.get('cycles_per_mac', '?')} per MAC), "
+              f"{v.get('inference_s', 0) * 1e6:.1f} us; SRAM {v.get('sram_kib', '?')} KiB, flash "
+              f"{v.get('off_chip_flash_kib', v.get('on_chip_flash_kib', '?'))} KiB; "
+              f"command stream {v.get('command_stream_bytes', '?')} bytes")
     if "qparams" in r.metrics:
         print(f"qparams: {json.dumps(r.metrics['qparams'])}")
     print("timings: " + ", ".join(f"{k} {v:.3f}s" for k, v in r.timings_s.items()))
@@ -87,7 +94,7 @@ def _print_result(r) -> None:
 
 def cmd_run(args) -> int:
     config = parse_descriptor(args.descriptor)
-    get_target(args.target)  # unknown target: usage error before any work
+    check_case(get_target(args.target), config)  # unknown target, or not a case of it: usage error before any work
     if args.canary:
         from harness.cases.canaries import get
 

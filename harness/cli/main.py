@@ -45,6 +45,7 @@ def _parser() -> argparse.ArgumentParser:
 
     ls = sub.add_parser("list", help="print the cases of a sweep, one descriptor per line")
     _selection(ls)
+    _target(ls)
     ls.add_argument("--json", action="store_true", help="one JSON object per line with the config fields")
     ls.add_argument("--stats", action="store_true", help="counts per rank, expected TOSA op, scheme, context, data set, dynamic dims")
 

@@ -9,8 +9,12 @@ the oracles never do.
 
 from __future__ import annotations
 
+import hashlib
+import io
 import operator
-from dataclasses import dataclass
+import tempfile
+from contextlib import nullcontext, redirect_stdout
+from dataclasses import dataclass, field
 
 import torch
 from executorch.exir import EdgeCompileConfig, EdgeProgramManager, to_edge_transform_and_lower
@@ -31,10 +35,16 @@ class Artifact:
     tosa: tuple[bytes, ...]  # one flatbuffer per delegate
     summaries: tuple[TosaSummary, ...]
     cpu_ops: tuple[str, ...]  # compute left outside the delegate(s)
+    delegate_tosa: dict[str, bytes] = field(default_factory=dict)  # delegate_key(d) -> the TOSA graph it came from
+    facts: dict = field(default_factory=dict)  # the backend's own facts, as metrics (e.g. Vela's compile)
+
+    def tosa_for(self, delegate) -> bytes | None:
+        """The TOSA graph a delegate of this program (or of a copy of it) was lowered from."""
+        return self.delegate_tosa.get(delegate_key(bytes(delegate.processed_bytes)))
 
     @property
     def delegated(self) -> bool:
-        return bool(self.tosa) and not self.cpu_ops
+        return bool(self.tosa) and not self.cpu_ops and not self.facts.get("vela", {}).get("cpu_ops")
 
     @property
     def tosa_ops(self) -> tuple[str, ...]:
@@ -47,6 +57,15 @@ class Artifact:
     @property
     def conv_acc_types(self) -> tuple[str, ...]:
         return tuple(a for s in self.summaries for a in s.conv_acc_types)
+
+
+def _key(delegate) -> str:
+    return delegate_key(bytes(delegate.processed_bytes))
+
+
+def delegate_key(processed: bytes) -> str:
+    """A delegate's identity across copies of the program: a digest of what the backend made of it."""
+    return hashlib.sha256(processed).hexdigest()
 
 
 _BOUNDARY_TARGETS = ("quantize_per_tensor", "dequantize_per_tensor", "executorch_call_delegate")
@@ -78,27 +97,34 @@ def lower(
     there are dynamic shapes) lowers for TOSA 1.1 with shape operators."""
     dynamic = dynamic_shapes is not None if shape_extension is None else shape_extension
     side = backend(target)
-    spec = side.compile_spec(scheme, dynamic, control_flow)
-    exported = torch.export.export(module, inputs, dynamic_shapes=dynamic_shapes)
-    # As ExecuTorch's own Arm flows do (aot_arm_compiler, the Arm recipes, the
-    # Arm tests): the edge IR verifier does not know the TOSA dialect's dtypes.
-    program = to_edge_transform_and_lower(
-        exported, partitioner=[side.partitioner(spec)], compile_config=EdgeCompileConfig(_check_ir_validity=False)
-    )
-    gm = program.exported_program().graph_module
-    delegates = [
-        getattr(gm, n.target)
-        for n in gm.graph.nodes
-        if n.op == "get_attr" and hasattr(getattr(gm, n.target), "processed_bytes")
-    ]
-    tosa = tuple(bytes(d.processed_bytes) for d in delegates)
+    with tempfile.TemporaryDirectory(prefix="harness-lower-") if side.NEEDS_WORKDIR else nullcontext() as workdir:
+        spec = side.compile_spec(target, scheme, dynamic, control_flow, workdir)
+        exported = torch.export.export(module, inputs, dynamic_shapes=dynamic_shapes)
+        log = io.StringIO()  # what the backend's compiler prints (Vela's summary) is a fact, not noise
+        with redirect_stdout(log):
+            # As ExecuTorch's own Arm flows do (aot_arm_compiler, the Arm recipes, the
+            # Arm tests): the edge IR verifier does not know the TOSA dialect's dtypes.
+            program = to_edge_transform_and_lower(
+                exported, partitioner=[side.partitioner(spec)],
+                compile_config=EdgeCompileConfig(_check_ir_validity=False),
+            )
+        gm = program.exported_program().graph_module
+        delegates = [
+            getattr(gm, n.target)
+            for n in gm.graph.nodes
+            if n.op == "get_attr" and hasattr(getattr(gm, n.target), "processed_bytes")
+        ]
+        buffers, facts = side.collect(delegates, workdir, log.getvalue())
+    tosa = tuple(buffers)
     return Artifact(
         target=target.name,
         scheme=scheme,
-        tosa_spec=side.tosa_spec(scheme, dynamic, control_flow),
+        tosa_spec=side.tosa_spec(target, scheme, dynamic, control_flow),
         program=program,
         tosa=tosa,
         summaries=tuple(read_tosa(t) for t in tosa),
         cpu_ops=_cpu_ops(program),
+        delegate_tosa={_key(d): buffer for d, buffer in zip(delegates, tosa)},
+        facts=facts,
     )
 

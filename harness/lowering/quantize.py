@@ -38,7 +38,7 @@ def quantizer(target: Target, scheme: str, control_flow: bool = False):
     if config is None:
         raise ValueError(f"scheme {scheme!r} is not quantized")
     side = backend(target)
-    q = side.quantizer(side.compile_spec(scheme, control_flow=control_flow))
+    q = side.quantizer(side.compile_spec(target, scheme, control_flow=control_flow))
     q.set_global(_CONFIGS[config.kind](is_per_channel=config.per_channel))
     return q
 

@@ -5,6 +5,17 @@ backend module under `harness.targets`, the only code that imports them from
 ExecuTorch) plus the runner that executes what it lowers. Adding a target is
 a row here and, for a new backend, one module under `harness.targets`.
 
+* `tosa`: the generic TOSA lowering (TosaCompileSpec, TOSAPartitioner), run
+  on the TOSA reference model.
+* `ethos-u<NN>-<MACs>`: the Ethos-U lowering as a user's flow does it
+  (EthosUCompileSpec, EthosUPartitioner, EthosUQuantizer, Vela). Its numeric
+  check is the TOSA graph the backend hands to Vela, on the TOSA reference
+  model: the Ethos-U specification makes INT results bit-exact to TOSA, so this
+  needs no hardware. Vela's compile of it (placement, memory, cycle estimate)
+  is recorded with the result.
+* `ethos-u<NN>-<MACs>-fvp`: the same lowering, run on the Corstone FVP where it
+  and an executor runner are installed; skipped with the reason elsewhere.
+
 Torch-free: the command line and the pytest plugin check a `--target` value
 without loading torch or ExecuTorch.
 """
@@ -14,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.descriptor import ConfigError
-from harness.policy.schemes import SCHEME_NAMES
+from harness.policy.schemes import INT_SCHEMES, SCHEME_NAMES
 
 
 @dataclass(frozen=True)
@@ -24,13 +35,46 @@ class Target:
     runner: str  # harness.runners name
     schemes: tuple[str, ...]  # the schemes it lowers
     description: str
+    accelerator: str = ""  # Vela's accelerator configuration (Ethos-U)
+    dynamic: bool = True  # takes symbolic shapes
+    control_flow: bool = True  # takes torch.cond
 
+    @property
+    def family(self) -> str:
+        """'tosa', or the Ethos-U generation: 'ethos-u55', 'ethos-u65', 'ethos-u85'."""
+        return self.accelerator.rsplit("-", 1)[0] if self.accelerator else self.backend
+
+    @property
+    def u55_subset(self) -> bool:
+        """Lowered for the TOSA U55 subset (the U65 shares it)."""
+        return self.family in ("ethos-u55", "ethos-u65")
+
+
+def _ethos_u(accelerator: str, fvp: bool = False) -> Target:
+    generation = accelerator.split("-")[1].upper()
+    if fvp:
+        return Target(f"{accelerator}-fvp", "ethos_u", "fvp", INT_SCHEMES,
+                      f"Ethos-{generation} ({accelerator}) lowering, run on the Corstone FVP", accelerator,
+                      dynamic=False, control_flow=generation == "U85")
+    return Target(accelerator, "ethos_u", "tosa-ref", INT_SCHEMES,
+                  f"Ethos-{generation} ({accelerator}) lowering: its TOSA graph on the TOSA reference model, "
+                  "Vela's compile recorded", accelerator, dynamic=False, control_flow=generation == "U85")
+
+
+ETHOS_U_ACCELERATORS = ("ethos-u55-32", "ethos-u55-64", "ethos-u55-128", "ethos-u55-256", "ethos-u65-256",
+                        "ethos-u65-512", "ethos-u85-128", "ethos-u85-256", "ethos-u85-512", "ethos-u85-1024",
+                        "ethos-u85-2048")
+# The configurations the smoke and nightly tiers run; the full tier runs every one.
+MAIN_ETHOS_U = ("ethos-u55-128", "ethos-u55-256", "ethos-u65-256", "ethos-u85-256")
+FVP_ACCELERATORS = ("ethos-u55-128", "ethos-u65-256", "ethos-u85-256")
 
 TARGETS: dict[str, Target] = {
     t.name: t
     for t in (
         Target("tosa", "tosa", "tosa-ref", SCHEME_NAMES,
                "the generic TOSA lowering (TosaCompileSpec, TOSAPartitioner, TOSAQuantizer) on the TOSA reference model"),
+        *(_ethos_u(a) for a in ETHOS_U_ACCELERATORS),
+        *(_ethos_u(a, fvp=True) for a in FVP_ACCELERATORS),
     )
 }
 DEFAULT_TARGET = "tosa"
@@ -41,3 +85,14 @@ def get_target(name: str) -> Target:
     if name not in TARGETS:
         raise ConfigError(f"unknown target {name!r}; targets: {', '.join(TARGETS)}")
     return TARGETS[name]
+
+
+def check_case(target: Target, c) -> None:
+    """ConfigError (one line) when config `c` is not a case of `target` at all (as opposed to one the target
+    refuses, which is an expected rejection): a scheme it has no profile for, dims or control flow it cannot take."""
+    if c.scheme not in target.schemes:
+        raise ConfigError(f"target {target.name} runs the schemes {', '.join(target.schemes)}, not {c.scheme}")
+    if c.dynamic != "none" and not target.dynamic:
+        raise ConfigError(f"target {target.name} takes static shapes only, not dy {c.dynamic}")
+    if c.context == "cond" and not target.control_flow:
+        raise ConfigError(f"target {target.name} has no control flow: cx cond is not a case of it")

@@ -8,6 +8,7 @@ ratio (`harness.results.metrics.error_ratio`: <= 1 within the limit).
 
 from __future__ import annotations
 
+import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
@@ -162,6 +163,11 @@ class Grid:
     pass_rate: list[list[float | None]]  # [y][x]: pass share of the cases that ran (rejections and skips apart)
     max_ratio: list[list[float | None]]  # [y][x]: the largest error / own limit among the judged cases
     cases: list[list[int]]
+    cycles_per_mac: list[list[float | None]]  # [y][x]: median of Vela's estimate (Ethos-U targets)
+
+    @property
+    def has_cycles(self) -> bool:
+        return any(v is not None for row in self.cycles_per_mac for v in row)
 
 
 def grid(results: list[CaseResult], x: str, y: str) -> Grid:
@@ -173,11 +179,14 @@ def grid(results: list[CaseResult], x: str, y: str) -> Grid:
         cells[(AXES[x](c), AXES[y](c))].append(r)
     xs = sorted({k[0] for k in cells}, key=str)
     ys = sorted({k[1] for k in cells}, key=str)
-    pass_rate, max_ratio, counts = [], [], []
+    pass_rate, max_ratio, counts, cycles = [], [], [], []
     for vy in ys:
         row = [cells.get((vx, vy), []) for vx in xs]
         ratios = [[v for v in (error_ratio(r.rule, r.metrics) for r in rs if r.rule) if v is not None] for rs in row]
         pass_rate.append([sum(r.outcome is Outcome.PASS for r in rs) / len(rs) if rs else None for rs in row])
         max_ratio.append([max(v) if v else None for v in ratios])
         counts.append([len(rs) for rs in row])
-    return Grid(x, y, xs, ys, pass_rate, max_ratio, counts)
+        per_mac = [[r.metrics["vela"]["cycles_per_mac"] for r in rs if "cycles_per_mac" in r.metrics.get("vela", {})]
+                   for rs in row]
+        cycles.append([statistics.median(v) if v else None for v in per_mac])
+    return Grid(x, y, xs, ys, pass_rate, max_ratio, counts, cycles)

@@ -20,6 +20,11 @@ from harness.cases.known_issues import entry
 from harness.history.db import History, RunInfo
 from harness.history.diff import Diff
 from harness.report import plots
+from harness.report.cross_target import (
+    latest_runs_of_other_targets,
+    refused_here_run_there,
+    tosa_differences,
+)
 from harness.report.diff_format import headline
 from harness.report.figures import (
     HEATMAPS,
@@ -104,6 +109,19 @@ def _explained(results: list[CaseResult]) -> list[dict]:
     return [{"outcome": o, "why": w, "cases": n} for (o, w), n in sorted(groups.items(), key=lambda kv: -kv[1])]
 
 
+def _cross_target(history: History | None, run: RunInfo, results: list[CaseResult]) -> dict | None:
+    """For an Ethos-U run: what it refuses that another Ethos-U target ran, and where its TOSA graphs differ
+    from the generic lowering's, each against the newest complete run of the same tier on that target."""
+    if history is None or not run.target.startswith("ethos-u"):
+        return None
+    others = latest_runs_of_other_targets(history, run, "ethos-u")
+    refused = [x for name, run_id in sorted(others.items())
+               for x in refused_here_run_there(results, history.results(run_id), name)]
+    generic = latest_runs_of_other_targets(history, run, "tosa").get("tosa")
+    return {"others": sorted(others), "refused": refused, "generic": generic,
+            "tosa_diff": tosa_differences(results, history.results(generic)) if generic else []}
+
+
 def context(history: History | None, run: RunInfo, results: list[CaseResult], d: Diff | None,
             trend: int = 30) -> dict:
     """Everything the template shows (plots included), as plain values."""
@@ -127,8 +145,10 @@ def context(history: History | None, run: RunInfo, results: list[CaseResult], d:
         "known": _known_issues(results, versions.get("executorch-git", "")),
         "explained": _explained(results),
         "numbers": scheme_numbers(results),
-        "heatmaps": [{"title": f"{y} x {x}", "pass": plots.heatmap(g, "pass_rate"), "error": plots.heatmap(g, "ratio")}
+        "heatmaps": [{"title": f"{y} x {x}", "pass": plots.heatmap(g, "pass_rate"), "error": plots.heatmap(g, "ratio"),
+                      "cycles": plots.heatmap(g, "cycles") if g.has_cycles else None}
                      for x, y in HEATMAPS for g in [grid(results, x, y)] if g.xs and g.ys],
+        "cross": _cross_target(history, run, results),
         "trend": plots.trend(trend_runs) if len(trend_runs) > 1 else None,
         "trend_runs": len(trend_runs),
         "stages": plots.stage_times(results) if results else None,

@@ -28,20 +28,23 @@ def _png(fig) -> str:
 
 def heatmap(g: Grid, what: str) -> str:
     """Pass rate (green is good) or max error / own limit (dark is good; over 1 is a failure) per cell."""
-    values = g.pass_rate if what == "pass_rate" else g.max_ratio
+    values = {"pass_rate": g.pass_rate, "ratio": g.max_ratio, "cycles": g.cycles_per_mac}[what]
     data = np.array([[np.nan if v is None else v for v in row] for row in values], dtype=float)
     fig, ax = plt.subplots(figsize=(max(4.0, 0.55 * len(g.xs) + 2.5), max(2.5, 0.4 * len(g.ys) + 1.5)))
     if what == "pass_rate":
         image = ax.imshow(data, cmap="RdYlGn", vmin=0, vmax=1, aspect="auto")
         title = "pass rate (cases that ran)"
+    elif what == "cycles":
+        image = ax.imshow(data, cmap="viridis", aspect="auto")
+        title = "Vela cycles per MAC (median)"
     else:
         image = ax.imshow(np.minimum(data, 2.0), cmap="magma_r", vmin=0, vmax=2, aspect="auto")
         title = "max error / own limit (capped at 2)"
     for (i, j), v in np.ndenumerate(data):
         if not np.isnan(v):
-            light = v < 0.5 if what == "pass_rate" else v > 1.2
-            ax.text(j, i, f"{v:.2f}" if what != "pass_rate" else f"{v:.0%}", ha="center", va="center", fontsize=7,
-                    color="white" if light else "black")
+            light = v < 0.5 if what == "pass_rate" else v > 1.2 if what == "ratio" else v < np.nanmean(data)
+            text = f"{v:.0%}" if what == "pass_rate" else f"{v:.3g}" if what == "cycles" else f"{v:.2f}"
+            ax.text(j, i, text, ha="center", va="center", fontsize=7, color="white" if light else "black")
     ax.set_xticks(range(len(g.xs)), [str(x) for x in g.xs], rotation=45 if len(g.xs) > 6 else 0, ha="right"
                   if len(g.xs) > 6 else "center", fontsize=8)
     ax.set_yticks(range(len(g.ys)), [str(y) for y in g.ys], fontsize=8)

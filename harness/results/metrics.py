@@ -50,6 +50,9 @@ METRICS: dict[str, Metric] = {
     "shape": Metric("array", "the output's shape, when it differs from the reference's"),
     "ref_shape": Metric("array", "the reference's shape, when the output's differs"),
     "sizes": Metric("array", "a dynamic-shape case at each size it ran: size, outcome, max_lsb/max_err/sqnr_db"),
+    # Ethos-U: Vela's compile of the graph
+    "vela": Metric("object", "Vela's compile: graphs, npu_ops, cpu_ops, macs, cycles, npu_cycles, cycles_per_mac, "
+                             "inference_s, passes, sram_kib, dram_kib, on/off_chip_flash_kib, command_stream_bytes"),
 }
 
 

@@ -40,14 +40,15 @@ class Classification:
     stale: str = ""
 
 
-def classify(config: ConvConfig, seen: Observation) -> Classification:
+def classify(config: ConvConfig, seen: Observation, family: str = "tosa") -> Classification:
     """The outcome a result reports. A documented rejection turns a clean
     refusal (left on the CPU, or an error in quantize/lower that says so) into
     `expected_rejection`; a registry entry whose signature fits turns a failure
     into `known_issue`. An expectation that no longer holds (a rejected config
-    that passes, a strict known issue that passes) is `stale`."""
+    that passes, a strict known issue that passes) is `stale`. `family`: the
+    target's ('tosa', 'ethos-u55', ...), for rules and entries of some targets only."""
     outcome, rejection, stale = seen.outcome, "", ""
-    rule = expected_rejection(config)
+    rule = expected_rejection(config, family)
     if rule is not None:
         refused = seen.outcome is Outcome.NOT_DELEGATED or (
             seen.outcome is Outcome.LOWERING_ERROR and seen.stage in LOWERING_STAGES and rule.matches_error(seen.error))
@@ -57,11 +58,11 @@ def classify(config: ConvConfig, seen: Observation) -> Classification:
             rejection = rule.name
             stale = f"expected rejection {rule.name} did not happen: the backend now supports it; update the rule"
     result = Classification(outcome, seen.reason, seen.outcome.value, rejection, stale=stale)
-    issue = known_issue(config.descriptor, outcome.value, seen.metrics, seen.reason)
+    issue = known_issue(config.descriptor, outcome.value, seen.metrics, seen.reason, family)
     if issue is not None:
         result.outcome, result.issue = Outcome.KNOWN_ISSUE, issue.id
     elif outcome is Outcome.PASS:
-        strict = [i for i in known_issues(config.descriptor) if i.strict]
+        strict = [i for i in known_issues(config.descriptor, family) if i.strict]
         if strict:
             result.issue = strict[0].id
             result.stale = f"known issue {strict[0].id} no longer reproduces: remove it from the registry"

@@ -44,11 +44,14 @@ def _observe(config: ConvConfig, seed: int, target_name: str, timings: dict, kee
         artifact = stages.lower(p, timings)
         keep["tosa"] = artifact.tosa
         keep["tosa_ops"], keep["conv_ops"] = list(artifact.tosa_ops), list(artifact.conv_ops)
+        metrics.update(artifact.facts)
         if not artifact.delegated:
-            where = ", ".join(artifact.cpu_ops) if artifact.tosa else "nothing was delegated"
+            vela_cpu = artifact.facts.get("vela", {}).get("cpu_ops")
+            where = (", ".join(artifact.cpu_ops) if artifact.cpu_ops else f"Vela placed {vela_cpu} operator(s) on the CPU"
+                     if vela_cpu else "nothing was delegated")
             return Observation(Outcome.NOT_DELEGATED, f"left on CPU: {where}", metrics=metrics)
         runner = get_runner(target.runner)
-        availability = runner.available()
+        availability = runner.available(target.family)
         if not availability.ok:
             return Observation(Outcome.SKIPPED, availability.reason, metrics=metrics)
         verdicts = []
@@ -97,7 +100,7 @@ def run_case(
         keep["traceback"] = "".join(traceback.format_exception(e))
         seen = Observation(Outcome.HARNESS_ERROR, _one_line(f"harness: {type(e).__name__}: {e}"), stage="harness",
                            error_type=type(e).__name__)
-    verdict = classify(config, seen)
+    verdict = classify(config, seen, get_target(target).family)
     release_graph_caches()
     timings["total"] = round(time.perf_counter() - start, 4)
     result = CaseResult(

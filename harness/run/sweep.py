@@ -63,7 +63,7 @@ def check(req: SweepRequest) -> list:
         from harness.cases.canaries import get
 
         get(req.canary)
-    return select(req.tier, req.random, req.seed, req.filter, req.shard)
+    return select(req.tier, req.random, req.seed, req.filter, req.shard, req.target)
 
 
 def run_sweep(req: SweepRequest, on_result: Callable[[CaseResult], None] | None = None) -> SweepRun:

@@ -3,7 +3,7 @@
 A runner takes an `Artifact` and the program's inputs and returns the
 program's outputs. It knows nothing of pytest, tolerances or references; it
 raises `RunnerError` when the target rejects or fails the graph, and
-`available()` says whether it can run here at all, with the reason.
+`available(family)` says whether it can run here at all, with the reason.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ class Availability:
 class Runner(Protocol):
     name: str
 
-    def available(self) -> Availability: ...
+    def available(self, family: str) -> Availability:
+        """Whether it can run here for a target of this family ('tosa', 'ethos-u55', ...), and why not."""
 
     def run(self, artifact, inputs: tuple[torch.Tensor, ...]) -> list[torch.Tensor]: ...

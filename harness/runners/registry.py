@@ -6,7 +6,7 @@ from functools import lru_cache
 
 from harness.runners.base import Runner
 
-RUNNERS = ("tosa-ref",)
+RUNNERS = ("tosa-ref", "fvp")
 
 
 @lru_cache(maxsize=None)
@@ -16,4 +16,8 @@ def get_runner(name: str) -> Runner:
         from harness.runners.tosa_ref import TosaReferenceRunner
 
         return TosaReferenceRunner()
+    if name == "fvp":
+        from harness.runners.fvp import FvpRunner
+
+        return FvpRunner()
     raise ValueError(f"unknown runner {name!r}; known runners: {', '.join(RUNNERS)}")

@@ -11,6 +11,7 @@ gets them resolved for the run's inputs first (`harness.tosa.shapes`).
 from __future__ import annotations
 
 import faulthandler
+import functools
 import os
 import pickle
 import signal
@@ -145,7 +146,7 @@ class TosaReferenceRunner:
         self._empty = tempfile.TemporaryDirectory(prefix="tosa-ref-no-gdb-")
         self._empty_dir = self._empty.name
 
-    def available(self) -> Availability:
+    def available(self, family: str = "tosa") -> Availability:
         try:
             import tosa_reference_model  # noqa: F401
         except ImportError as e:  # pragma: no cover - part of the pinned stack
@@ -156,7 +157,7 @@ class TosaReferenceRunner:
         gm = artifact.program.exported_program().module()
         try:
             with torch.no_grad():
-                outputs = _DelegateInterpreter(gm, self._run_delegate).run(*inputs)
+                outputs = _DelegateInterpreter(gm, functools.partial(self._run_delegate, artifact)).run(*inputs)
         except RunnerError as e:  # without the note the interpreter appends ("While executing ...")
             raise RunnerError(str(e).split(" While executing ")[0]) from None
         return list(outputs) if isinstance(outputs, (tuple, list)) else [outputs]
@@ -168,10 +169,11 @@ class TosaReferenceRunner:
         useful = [line for line in log if line and not line.startswith(("WARNING: Different TOSA spec", "#"))]
         return " | ".join(useful[:lines]) or "no log"
 
-    def _run_delegate(self, lowered, args) -> tuple[torch.Tensor, ...]:
-        if lowered.backend_id != "TOSABackend":
-            raise RunnerError(f"delegate for backend {lowered.backend_id} cannot run on the TOSA reference model")
-        buffer = bytes(lowered.processed_bytes)
+    def _run_delegate(self, artifact, lowered, args) -> tuple[torch.Tensor, ...]:
+        buffer = artifact.tosa_for(lowered)
+        if buffer is None:
+            raise RunnerError(f"no TOSA graph for this {lowered.backend_id} delegate: it cannot run on the TOSA "
+                              "reference model")
         summary = read_tosa(buffer)
         program = lowered.original_module
         user_inputs = list(program.graph_signature.user_inputs)

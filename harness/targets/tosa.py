@@ -2,7 +2,7 @@
 
 The TOSA spec string comes from the scheme table; symbolic dims need the
 shape extension, which TOSA 1.1 introduced, and a `torch.cond` the
-control-flow one.
+control-flow one. A delegate's processed bytes are its TOSA flatbuffer.
 """
 
 from __future__ import annotations
@@ -14,9 +14,12 @@ from executorch.backends.arm.tosa.compile_spec import TosaCompileSpec
 from executorch.backends.arm.tosa.partitioner import TOSAPartitioner
 
 from harness.policy.schemes import SCHEMES
+from harness.policy.targets import Target
+
+NEEDS_WORKDIR = False
 
 
-def tosa_spec(scheme: str, dynamic: bool = False, control_flow: bool = False) -> str:
+def tosa_spec(target: Target, scheme: str, dynamic: bool = False, control_flow: bool = False) -> str:
     spec = SCHEMES[scheme].tosa_spec
     if dynamic:
         spec = spec.replace("TOSA-1.0", "TOSA-1.1") + "+shape"
@@ -24,8 +27,13 @@ def tosa_spec(scheme: str, dynamic: bool = False, control_flow: bool = False) ->
 
 
 @lru_cache(maxsize=None)
-def compile_spec(scheme: str, dynamic: bool = False, control_flow: bool = False) -> TosaCompileSpec:
-    return TosaCompileSpec(tosa_spec(scheme, dynamic, control_flow))
+def _compile_spec(spec: str) -> TosaCompileSpec:
+    return TosaCompileSpec(spec)
+
+
+def compile_spec(target: Target, scheme: str, dynamic: bool = False, control_flow: bool = False,
+                 workdir: str | None = None) -> TosaCompileSpec:
+    return _compile_spec(tosa_spec(target, scheme, dynamic, control_flow))
 
 
 def partitioner(spec: TosaCompileSpec) -> TOSAPartitioner:
@@ -34,3 +42,7 @@ def partitioner(spec: TosaCompileSpec) -> TOSAPartitioner:
 
 def quantizer(spec: TosaCompileSpec) -> TOSAQuantizer:
     return TOSAQuantizer(spec)
+
+
+def collect(delegates: list, workdir: str | None, log: str) -> tuple[list[bytes], dict]:
+    return [bytes(d.processed_bytes) for d in delegates], {}
