@@ -101,6 +101,16 @@ def dot_product_errors(out: torch.Tensor, ref: torch.Tensor, bnd: torch.Tensor, 
     return np.where(overflow | (b == 0), 0.0, err)
 
 
+def dot_product_abs_limits(ref: torch.Tensor, bnd: torch.Tensor, ks: int, has_bias: bool, fmt: str,
+                           acc: str = "fp32") -> np.ndarray:
+    """The rule's per-element limit on |out - ref| in the output's own units: the |err| limit times
+    max(bnd * 2^(-1-nf), smallest normal); 0 where bnd is 0, infinite where the bound overflows."""
+    nf, normal_min = FP_FORMATS[fmt]
+    b = bnd.double().numpy()
+    limit = dot_product_limit(ks, has_bias, fmt, acc) * np.maximum(b * 2.0 ** (-1 - nf), normal_min)
+    return np.where(b * (1 + 2.0 ** (-1 - nf)) > FP_MAX[fmt], np.inf, np.where(b == 0, 0.0, limit))
+
+
 def dot_product(
     out: torch.Tensor,
     ref: torch.Tensor,

@@ -42,6 +42,16 @@ from harness.results.case_result import Outcome
 
 
 @dataclass
+class Expectation:
+    """What an output must be, element by element, for the per-element part of the case's rule:
+    |output - expected| <= limit (the SQNR floor and the DOT_PRODUCT sum of squares are not per element)."""
+
+    expected: np.ndarray  # float64, the output's shape
+    limit: np.ndarray  # float64, same shape
+    rule: str  # in words
+
+
+@dataclass
 class Judgement:
     outcome: Outcome
     rule: str
@@ -89,11 +99,38 @@ class Judge:
             self.reference = self.ref64.numpy()
 
     def judge(self, output: torch.Tensor) -> Judgement:
+        if tuple(output.shape) != tuple(self.eager.shape):
+            rule = "int-exact" if self.int_ref is not None else "int-fake-quant" if self.config.is_quantized \
+                else self.scheme.rule
+            return Judgement(Outcome.MISMATCH, rule, f"output shape {list(output.shape)} differs from the "
+                             f"reference's {list(self.eager.shape)}",
+                             {"shape": list(output.shape), "ref_shape": list(self.eager.shape)})
         j = self._judge_int(output) if self.config.is_quantized else self._judge_float(output)
         if not self.context.conv_layout and "worst" in j.metrics:  # coordinates of a non-conv layout
             w = j.metrics["worst"]
             j.metrics["worst"] = {"index": [w["n"], w["c"], *w["pos"]], **{k: v for k, v in w.items() if k not in ("n", "c", "pos")}}
         return j
+
+    def expectation(self) -> Expectation:
+        """The reference and the per-element limit, in the output's units (dequantized for INT)."""
+        if self.config.is_quantized:
+            oq = self.quantized.output
+            lsb = MAX_LSB_EXACT if self.int_ref is not None else self.tolerance
+            expected = (self.reference.astype(np.float64) - oq.zero_point) * oq.scale
+            # A code is a multiple of the scale: a hundredth of one absorbs the float rounding of a dequantize.
+            limit = np.full(expected.shape, (lsb + 0.01) * oq.scale)
+            against = "the integer-exact oracle" if self.int_ref is not None else "the fake-quant model"
+            return Expectation(expected, limit, f"within {lsb} LSB (scale {oq.scale:.6g}) of {against}")
+        ks, s = self.model.dot_product_length(), self.scheme
+        if self._exact_rule():
+            expected = self.ref64.to(scheme_dtype(self.config.scheme)).double().numpy()
+            return Expectation(expected, np.zeros(expected.shape), "the exactly rounded result (exact data)")
+        if s.rule == DOT_PRODUCT_CAST_RULE:
+            limit = compare.cast_limits(self.ref64, self.bound, ks, self.has_bias, s.name, self.acc, s.conv_format)
+        else:
+            limit = compare.dot_product_abs_limits(self.ref64, self.bound, ks, self.has_bias, s.name, self.acc)
+        return Expectation(self.ref64.numpy(), limit, f"the TOSA DOT_PRODUCT rule's per-element limit for {s.name} "
+                           f"with a {self.acc} accumulator, against fp64 (KS {ks})")
 
     def _localize(self, metrics: dict, diff: np.ndarray) -> None:
         if self.context.conv_layout and diff.shape[2:] == self.border.shape and diff.any():
@@ -125,8 +162,10 @@ class Judge:
         sqnr = compare.sqnr_db(self.eager, output)
         saturated = compare.two_sided_saturation(self.eager)
         floor = sqnr_floor(self.config.scheme, self.config.dataset, saturated)
-        metrics.update(sqnr_db=sqnr, sqnr_floor_db=floor)
-        if sqnr is not None and sqnr < floor:
+        metrics["sqnr_db"] = sqnr
+        if floor is not None:
+            metrics["sqnr_floor_db"] = floor
+        if sqnr is not None and floor is not None and sqnr < floor:
             reasons.append(f"SQNR {sqnr:.1f} dB against fp32 is below the {floor:.0f} dB floor")
         metrics["clamp_share"] = round(float(np.mean((self.reference <= oq.qmin) | (self.reference >= oq.qmax))), 4)
         if self.int_ref is not None:

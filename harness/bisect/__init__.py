@@ -1,0 +1,1 @@
+"""Finding where a wrong number comes from: the pass, the smallest config, a standalone repro."""
