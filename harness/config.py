@@ -23,7 +23,8 @@ from harness.policy.schemes import SCHEME_NAMES, SCHEMES
 RANKS = (1, 2, 3)
 PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 PADDING_STRINGS = ("same", "valid")
-DATASETS = ("normal", "full-range", "exact", "channel-skew", "offset", "special")
+DATASETS = ("normal", "full-range", "exact", "channel-skew", "offset", "special")  # drawn from (descriptor, seed)
+CAPTURED = "captured"  # read from a file a model run wrote (harness.case.captured)
 # Which dims are exported as torch.export.Dim: none; the batch; the spatial
 # dims over a narrow range (the backend enumerates each size's remainder);
 # the spatial dims over a range too wide to enumerate (truly symbolic); all.
@@ -275,7 +276,10 @@ def validate(c: ConvConfig) -> None:
         _check_dims(c, "padding", 0)
     _check_choice("padding_mode", c.padding_mode, PADDING_MODES)
     _check_choice("scheme", c.scheme, SCHEME_NAMES)
-    _check_choice("dataset", c.dataset, DATASETS)
+    _check_choice("dataset", c.dataset, DATASETS + (CAPTURED,))
+    if c.dataset == CAPTURED and (c.context != "none" or c.dynamic != "none"):
+        _fail("dataset", c.dataset, f"captured tensors are one conv's own: cx none and dy none, not cx {c.context} "
+              f"dy {c.dynamic}")
     _check_choice("context", c.context, CONTEXT_NAMES)
     _check_choice("dynamic", c.dynamic, DYNAMICS)
     context = CONTEXTS[c.context]

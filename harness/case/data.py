@@ -21,6 +21,8 @@ normal data hides:
 * special: zeros, a constant and +-extremes in the input; an all-zero output
   channel (with zero bias: its output must be exactly zero), a constant
   channel and a single-spike channel in the weights.
+* captured: a model's real weights and the activations that reached the conv
+  (`harness.case.captured`), read from the file the case names.
 """
 
 from __future__ import annotations
@@ -30,8 +32,10 @@ from dataclasses import dataclass
 
 import torch
 
+from harness.case.captured import CAPTURED
+from harness.case.captured import load as load_captured
 from harness.case.contexts import CONTEXTS
-from harness.config import ConvConfig
+from harness.config import ConfigError, ConvConfig
 from harness.policy.schemes import SCHEMES
 
 
@@ -134,8 +138,10 @@ def _special_weight(c: ConvConfig, g: torch.Generator) -> torch.Tensor:
     return _from_out_channel_view(c, v)
 
 
-def make_tensors(c: ConvConfig, seed: int) -> CaseTensors:
-    """Tensors for data set `c.dataset` (see the module docstring)."""
+def make_tensors(c: ConvConfig, seed: int, data_file: str = "") -> CaseTensors:
+    """Tensors for data set `c.dataset` (see the module docstring); `captured` reads them from `data_file`."""
+    if c.dataset == CAPTURED:
+        return _captured_tensors(c, data_file)
     d = c.descriptor
     gx, gw, gb, gc = (generator(d, seed, p) for p in ("input", "weight", "bias", "calibration"))
     shape_x, shape_w, ks = input_shape(c), weight_shape(c), c.fan_in
@@ -177,6 +183,20 @@ def make_tensors(c: ConvConfig, seed: int) -> CaseTensors:
         samples = (inputs,)
     return CaseTensors(inputs=inputs, weight=w, bias=b if c.bias else None, calibration=context.calibration(samples),
                        conv_input=x)
+
+
+def _captured_tensors(c: ConvConfig, data_file: str) -> CaseTensors:
+    activations, w, b = load_captured(data_file, c)
+    if tuple(w.shape) != weight_shape(c) or any(tuple(a.shape) != input_shape(c) for a in activations):
+        raise ConfigError(f"invalid --captured={data_file}: its tensors do not have the shapes of {c.descriptor}")
+    dtype = scheme_dtype(c.scheme)
+    rounded = (lambda t: t.to(dtype).float()) if dtype not in (None, torch.float32) else (lambda t: t.float())
+    x, w = rounded(activations[0]), rounded(w)
+    bias = rounded(b) if c.bias and b is not None else None
+    if c.bias and bias is None:
+        bias = torch.zeros(c.out_channels)
+    samples = tuple((rounded(a),) for a in activations)
+    return CaseTensors(inputs=(x,), weight=w, bias=bias, calibration=samples, conv_input=x)
 
 
 def program_inputs(c: ConvConfig, tensors: CaseTensors) -> tuple[torch.Tensor, ...]:

@@ -60,6 +60,7 @@ class CaseResult:
     # documented rejection that did not happen. Such a case is not green.
     stale: str = ""
     canary: str = ""  # the fault injected into the backend for this run, if any
+    data_file: str = ""  # a `captured` case: the file its tensors come from
     metrics: dict = field(default_factory=dict)  # keys: harness.results.metrics.METRICS
     tosa_ops: list[str] = field(default_factory=list)
     conv_ops: list[str] = field(default_factory=list)
@@ -95,7 +96,8 @@ class CaseResult:
     def repro(self) -> str:
         target = f" --target {self.target}" if self.target != "tosa" else ""
         canary = f" --canary {self.canary}" if self.canary else ""
-        return f"python -m harness run '{self.descriptor}' --seed {self.seed}{target}{canary}"
+        data = f" --captured '{self.data_file}'" if self.data_file else ""
+        return f"python -m harness run '{self.descriptor}' --seed {self.seed}{target}{canary}{data}"
 
 
 def new_run_id() -> str:

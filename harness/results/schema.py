@@ -20,6 +20,7 @@ from harness.results.metrics import METRICS
 SCHEMA_FILE = Path(__file__).with_name("schema.json")
 _STRING = {"type": "string"}
 _OUTCOMES = [o.value for o in Outcome]
+OPTIONAL = ("data_file",)  # added within version 2: lines written before it lack it
 
 
 def results_schema() -> dict:
@@ -40,6 +41,7 @@ def results_schema() -> dict:
         "error_type": _STRING,
         "stale": _STRING,
         "canary": _STRING,
+        "data_file": _STRING,
         "metrics": {
             "type": "object",
             "additionalProperties": False,
@@ -60,7 +62,7 @@ def results_schema() -> dict:
         "$id": f"https://conv-harness/results-line/v{SCHEMA_VERSION}.json",
         "title": "One conv case's result: a line of a conv-harness results file",
         "type": "object",
-        "required": list(properties),
+        "required": [k for k in properties if k not in OPTIONAL],
         "additionalProperties": False,
         "properties": properties,
     }

@@ -32,12 +32,12 @@ def _one_line(text: str, limit: int = 400) -> str:
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
-def _observe(config: ConvConfig, seed: int, target_name: str, timings: dict, keep: dict) -> Observation:
+def _observe(config: ConvConfig, seed: int, target_name: str, timings: dict, keep: dict, data_file: str = "") -> Observation:
     """Run the stages; what happened, before rejections and the registry."""
     target = get_target(target_name)
     metrics: dict = {}  # kept whatever happens after the quantizer chose its parameters
     try:
-        p = stages.prepare(config, seed, target, timings)
+        p = stages.prepare(config, seed, target, timings, data_file)
         keep["inputs"] = p.tensors.inputs
         if p.quantized is not None and p.quantized.qparams is not None:
             metrics["qparams"] = p.quantized.qparams.summary()
@@ -82,9 +82,11 @@ def run_case(
     keep_dir: str | Path | None = None,
     canary: str = "",
     run_id: str = "",
+    data_file: str = "",
 ) -> CaseResult:
     """Run one case and return its result; never raises for a case's failure.
 
+    `data_file`: the file a `captured` case's tensors come from.
     With `canary`, that fault is injected into the backend for this case only.
     With `keep_dir`, a case that is not green leaves its inputs, output,
     reference, flatbuffers and traceback there.
@@ -95,7 +97,7 @@ def run_case(
     start = time.perf_counter()
     try:
         with injected(canary) if canary else contextlib.nullcontext():
-            seen = _observe(config, seed, target, timings, keep)
+            seen = _observe(config, seed, target, timings, keep, data_file)
     except Exception as e:  # noqa: BLE001 - a harness bug costs this case only, with its traceback
         keep["traceback"] = "".join(traceback.format_exception(e))
         seen = Observation(Outcome.HARNESS_ERROR, _one_line(f"harness: {type(e).__name__}: {e}"), stage="harness",
@@ -107,7 +109,7 @@ def run_case(
         config.descriptor, seed, verdict.outcome, reason=verdict.reason, target=target,
         runner=get_target(target).runner, run_id=run_id, actual_outcome=verdict.actual_outcome, rule=seen.rule,
         rejection=verdict.rejection, issue=verdict.issue, stale=verdict.stale, stage=seen.stage,
-        error_type=seen.error_type, canary=canary, metrics=seen.metrics,
+        error_type=seen.error_type, canary=canary, data_file=str(data_file), metrics=seen.metrics,
         tosa_ops=keep.get("tosa_ops", []), conv_ops=keep.get("conv_ops", []), timings_s=timings, versions=versions(),
     )
     if keep_dir is not None and not result.green:

@@ -109,9 +109,11 @@ def _sized_tensors(variant: ConvConfig, nominal: CaseTensors, seed: int) -> Case
     return dataclasses.replace(make_tensors(variant, seed), weight=nominal.weight, bias=nominal.bias)
 
 
-def prepare(config: ConvConfig, seed: int, target: Target, timings: dict[str, float] | None = None) -> Prepared:
+def prepare(config: ConvConfig, seed: int, target: Target, timings: dict[str, float] | None = None,
+            data_file: str = "") -> Prepared:
+    """`data_file`: where a `captured` case's tensors are."""
     timings = {} if timings is None else timings
-    tensors = timed("build", timings, make_tensors, config, seed)
+    tensors = timed("build", timings, make_tensors, config, seed, data_file)
     model = timed("build", timings, build_model, config, tensors, seed)
     variants = run_configs(config)  # a dynamic-shape program runs at several sizes
     runs = ((config, tensors),) + tuple(
