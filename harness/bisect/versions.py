@@ -1,0 +1,218 @@
+"""Release bisection: under which ExecuTorch release a case starts to fail (or is fixed).
+
+Each release is installed once into a cached overlay directory with `pip
+install --no-deps --target` (its wheel only: torch, tosa-tools and Vela stay
+the main environment's) and made a regular package there (an `__init__.py`
+at the top), so that every `executorch` module resolves inside the overlay
+and none falls through to the installed release. The case runs under a
+release in a subprocess, `python -m harness run --json` with the overlay
+first on PYTHONPATH; the result must name that release (the proof the
+overlay was used). The installed release needs no overlay.
+
+A release is good when the case passes under it, bad when it fails with the
+bad release's failure signature (`harness.bisect.shrink.Signature`), and
+untestable when it cannot be installed, the harness cannot import under it,
+or the case fails another way (the verdict says how). Binary search between
+--good and --bad skips untestable releases; when --good is the newer, the
+search names the release that fixed the case.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from packaging.version import Version
+
+from harness.config import ConfigError
+
+DEFAULT_CACHE = Path(os.environ.get("HARNESS_CACHE", Path.home() / ".cache" / "conv-harness")) / "overlays"
+PACKAGE = "executorch"
+_COMPLETE = ".complete"
+
+
+class OverlayError(RuntimeError):
+    """A release that cannot be installed into an overlay."""
+
+
+def installed_version() -> str:
+    from importlib.metadata import version
+
+    return version(PACKAGE)
+
+
+def _key(v: str) -> Version:
+    return Version(v)
+
+
+def available_releases() -> list[str]:
+    """The executorch releases the package index offers for this Python, oldest first (`pip index versions`)."""
+    done = subprocess.run([sys.executable, "-m", "pip", "index", "versions", PACKAGE], capture_output=True,
+                          text=True, timeout=300)
+    match = re.search(r"Available versions: (.*)", done.stdout)
+    if done.returncode or not match:
+        raise OverlayError(f"pip index versions {PACKAGE} failed: {(done.stderr or done.stdout).strip()[-300:]}")
+    return sorted((v.strip() for v in match.group(1).split(",")), key=_key)
+
+
+def between(releases: list[str], a: str, b: str) -> list[str]:
+    """The releases from a to b inclusive, oldest first; ConfigError if either is not a release."""
+    for name, v in (("--good", a), ("--bad", b)):
+        if v not in releases:
+            raise ConfigError(f"invalid {name}={v}: not an {PACKAGE} release; releases: {', '.join(releases)}")
+    if a == b:
+        raise ConfigError(f"invalid --good={a} --bad={b}: they must be two different releases")
+    lo, hi = sorted((releases.index(a), releases.index(b)))
+    return releases[lo:hi + 1]
+
+
+def overlay(version: str, cache: Path = DEFAULT_CACHE) -> tuple[Path | None, float, bool]:
+    """(PYTHONPATH entry, seconds spent, reused) of a release; the installed release needs none."""
+    start = time.perf_counter()
+    if version == installed_version():
+        return None, 0.0, True
+    target = Path(cache) / f"{PACKAGE}-{version}"
+    if (target / _COMPLETE).exists():
+        return target, time.perf_counter() - start, True
+    partial = target.with_name(target.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-compile", "--quiet",
+                           "--target", str(partial), f"{PACKAGE}=={version}"], capture_output=True, text=True,
+                          timeout=1800)
+    if done.returncode:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise OverlayError(f"pip could not install {PACKAGE}=={version}: {done.stderr.strip().splitlines()[-1:]}")
+    top = partial / PACKAGE / "__init__.py"
+    if not top.exists():  # a namespace package would merge with the installed release's modules
+        top.write_text("# made a regular package by harness.bisect.versions: nothing resolves outside it\n")
+    (partial / _COMPLETE).write_text(version)
+    shutil.rmtree(target, ignore_errors=True)
+    partial.rename(target)
+    return target, time.perf_counter() - start, False
+
+
+@dataclass
+class Trial:
+    version: str
+    verdict: str  # 'good', 'bad' or 'untestable'
+    outcome: str = ""
+    signature: str = ""
+    detail: str = ""
+    seconds: float = 0.0
+    overlay_seconds: float = 0.0
+    overlay_reused: bool = True
+
+
+def run_case_under(path: Path | None, descriptor: str, seed: int, target: str, timeout: float = 1800) -> tuple[dict | None, str]:
+    """The case's JSON result under the overlay at `path` (None: the installed release), or None and why."""
+    env = dict(os.environ)
+    if path is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(path), *filter(None, [env.get("PYTHONPATH")])])
+    cmd = [sys.executable, "-m", "harness", "run", descriptor, "--seed", str(seed), "--target", target, "--json"]
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, f"no result in {timeout:.0f} s"
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if done.returncode not in (0, 1) or not lines:
+        tail = [line for line in done.stderr.strip().splitlines() if line.strip()][-1:] or ["no output"]
+        return None, f"the harness cannot run under it (exit {done.returncode}): {tail[0][:300]}"
+    return json.loads(lines[-1]), ""
+
+
+def judge_release(version: str, result: dict | None, why: str, bad_signature: str | None) -> tuple[str, str]:
+    """(verdict, detail) of one release's result against the bad release's signature (None: any failure is bad)."""
+    if result is None:
+        return "untestable", why
+    ran = result.get("versions", {}).get(PACKAGE)
+    if ran != version:
+        return "untestable", f"the case ran under {PACKAGE} {ran}, not {version}: the overlay did not take"
+    if result["actual_outcome"] == "pass":
+        return "good", ""
+    sig = _signature(result)
+    if bad_signature is None or sig == bad_signature:
+        return "bad", result.get("reason", "")[:200]
+    return "untestable", f"fails another way: {sig}: {result.get('reason', '')[:200]}"
+
+
+def _signature(result: dict) -> str:
+    from harness.bisect.shrink import signature
+    from harness.results.case_result import CaseResult
+
+    return str(signature(CaseResult.from_dict(result)))
+
+
+@dataclass
+class ReleaseBisection:
+    descriptor: str
+    good: str
+    bad: str
+    direction: str  # 'regression' (good is older) or 'fix' (good is newer)
+    releases: list[str]
+    trials: list[Trial] = field(default_factory=list)
+    first: str = ""  # the first bad release (regression) or the first good one (fix)
+    candidates: list[str] = field(default_factory=list)  # when untestable releases leave it open
+    error: str = ""
+
+
+def bisect_releases(descriptor: str, good: str, bad: str, seed: int = 0, target: str = "tosa",
+                    cache: Path = DEFAULT_CACHE, releases: list[str] | None = None, say=None) -> ReleaseBisection:
+    """Verify both ends, then binary-search the releases between them."""
+    releases = between(releases if releases is not None else available_releases(), good, bad)
+    direction = "regression" if _key(good) < _key(bad) else "fix"
+    report = ReleaseBisection(descriptor, good, bad, direction, releases)
+    tried: dict[str, Trial] = {}
+
+    def trial(version: str, bad_signature: str | None) -> Trial:
+        start = time.perf_counter()
+        try:
+            path, spent, reused = overlay(version, cache)
+        except OverlayError as e:
+            t = Trial(version, "untestable", detail=str(e), seconds=time.perf_counter() - start)
+        else:
+            result, why = run_case_under(path, descriptor, seed, target)
+            verdict, detail = judge_release(version, result, why, bad_signature)
+            t = Trial(version, verdict, result["actual_outcome"] if result else "",
+                      _signature(result) if result and result["actual_outcome"] != "pass" else "", detail,
+                      time.perf_counter() - start, spent, reused)
+        tried[version] = t
+        report.trials.append(t)
+        if say:
+            say(t)
+        return t
+
+    end = trial(bad, None)
+    if end.verdict != "bad":
+        report.error = f"the case does not fail under --bad {bad}: {end.outcome or end.detail}"
+        return report
+    signature = end.signature
+    start = trial(good, signature)
+    if start.verdict != "good":
+        report.error = f"the case does not pass under --good {good}: {start.outcome or ''} {start.detail}".strip()
+        return report
+    # From the good end to the bad one.
+    order = releases if direction == "regression" else releases[::-1]
+    lo, hi = 0, len(order) - 1  # order[lo] is good, order[hi] bad
+    while hi - lo > 1:
+        pending = [i for i in range(lo + 1, hi) if order[i] not in tried]
+        if not pending:
+            break
+        mid = min(pending, key=lambda i: abs(i - (lo + hi) / 2))
+        t = trial(order[mid], signature)
+        if t.verdict == "good":
+            lo = mid
+        elif t.verdict == "bad":
+            hi = mid
+    open_between = [order[i] for i in range(lo + 1, hi)]
+    if open_between:  # every release left between is untestable: the change is in one of them or at hi
+        report.candidates = open_between + [order[hi]]
+    else:
+        report.first = order[hi] if direction == "regression" else order[lo]
+    return report
