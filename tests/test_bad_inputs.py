@@ -1,4 +1,4 @@
-"""Malformed inputs to the history, diff, report, import, merge and selection commands:
+"""Malformed inputs to the history, diff, report, import, merge, selection and bisection commands:
 each one is refused with exit status 2 and one line that names what is wrong."""
 
 from __future__ import annotations
@@ -92,6 +92,19 @@ CASES = [  # (arguments, with {file} placeholders; a fragment of the one line)
     (["list", "--sweep", "weekly"], "unknown sweep 'weekly'"),
     (["sweep", "--target", "npu", "--no-history"], "unknown target 'npu'"),
     (["run", "conv2d_ic8_oc7_g2_i8x8_k3"], "invalid groups=2: must divide out_channels=7"),
+    (["run", "conv2d_ic8_oc8_i8x8_k3_dscaptured"], "needs the file its tensors were captured to: --captured FILE"),
+    (["run", "conv2d_ic8_oc8_i8x8_k3_dscaptured", "--captured", "{missing.jsonl}"], "invalid --captured="),
+    (["shrink", "conv2d_ic8_oc8_i8x8_k3", "--max-runs", "0"], "invalid --max-runs=0: must be an integer >= 1"),
+    (["shrink", "conv2d_ic8_oc8_i8x8_k3", "--target", "npu"], "unknown target 'npu'"),
+    (["bisect", "passes", "conv2d_ic8_oc8_i8x8_k3", "--canary", "nope"], "unknown canary 'nope'"),
+    (["repro", "conv2d_n2_ic4_oc8_i16x17_k3_s2_p1_dyspatial", "--out", "{dir}/c.py"], "repro writes static cases only"),
+    (["repro", "conv2d_ic8_oc8_i8x8_k3_cxcond", "--out", "{dir}/c.py"], "repro cannot write cx cond"),
+    (["bisect", "commits", "conv2d_ic8_oc8_i8x8_k3", "--repo", "{dir}/nope", "--good", "a", "--bad", "b"],
+     "not a git checkout"),
+    (["model", "harness.networks.resnet"], "expected MODULE:FACTORY"),
+    (["model", "harness.networks.resnet:resnet99"], "has no callable resnet99"),
+    (["model", "harness.networks.kws:m5", "--input", "1x1xabc"], "invalid --input=1x1xabc"),
+    (["model", "harness.networks.kws:m5", "--scheme", "a9w9"], "invalid --scheme=a9w9"),
 ]
 
 

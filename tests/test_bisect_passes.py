@@ -1,13 +1,14 @@
 """Pass bisection names the pass each canary patches, and nothing on a clean case.
 
-Each canary's case is the first smoke case that catches it (measured with
-the smoke tier; tests/test_canaries.py proves the tier catches every canary).
+Each canary's case is the first smoke case that catches it (tests/canary_cases.py;
+tests/test_canaries.py proves the tier catches every canary).
 The expected culprit is the class named first in the canary's `branch`, so a
 canary moved to another pass moves its expectation with it.
 """
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -16,21 +17,10 @@ from harness.bisect.passes import bisect_passes
 from harness.cases.canaries import CANARIES
 from harness.config import parse_descriptor
 
+from canary_cases import FIRST_CATCHING_SMOKE_CASE
+
 pytestmark = pytest.mark.lowering
 
-FIRST_CATCHING_SMOKE_CASE = {
-    "pad-off-by-one": "conv1d_n1_ic4_oc8_g1_i20_k3_s2_p1_d1_b1_pmzeros_qfp32_dsnormal_cxnone",
-    "depthwise-weight-layout": "conv2d_n1_ic4_oc8_g4_i12x12_k3x3_s2x2_p1x1_d1x1_b1_pmzeros_qfp32_dsnormal_cxnone",
-    "per-channel-rescale": "conv1d_n1_ic4_oc8_g1_i20_k3_s2_p1_d1_b1_pmzeros_qa8w8_dsnormal_cxnone",
-    "tconv-output-padding": "tconv2d_n1_ic8_oc4_g1_i8x8_k3x3_s2x2_p1x1_d1x1_op1x1_b1_pmzeros_qfp32_dsnormal_cxnone",
-    "conv1d-stride": "conv1d_n1_ic4_oc8_g1_i20_k3_s2_p1_d1_b1_pmzeros_qfp32_dsnormal_cxnone",
-    "int48-bias": "conv1d_n1_ic4_oc8_g1_i20_k3_s2_p1_d1_b1_pmzeros_qa16w8_dsnormal_cxnone",
-    "inserted-bias": "conv2d_n1_ic8_oc8_g1_i10x10_k1x1_s1x1_p0x0_d1x1_b0_pmzeros_qfp32_dsnormal_cxnone",
-    "grouped-slices": "conv2d_n1_ic8_oc12_g4_i10x10_k3x3_s1x1_p1x1_d1x1_b1_pmzeros_qfp32_dsnormal_cxnone",
-    "slice-from-start": "conv2d_n1_ic8_oc8_g1_i16x16_k3x3_s2x2_p0x0_d1x1_b1_pmzeros_qfp32_dsnormal_cxnone",
-    "conv3d-weight-layout": "conv3d_n1_ic4_oc4_g1_i6x6x6_k3x3x3_s1x1x1_p1x1x1_d1x1x1_b1_pmzeros_qfp32_dsnormal_cxnone",
-    "fp8-bias": "conv1d_n1_ic4_oc8_g1_i20_k3_s2_p1_d1_b1_pmzeros_qfp8e4m3_dsnormal_cxnone",
-}
 
 
 def patched_pass(canary: str) -> str:
@@ -70,3 +60,10 @@ def test_a_real_dynamic_shape_bug_is_bisected_to_the_pass_that_pads_at_runtime()
     assert b.culprit == "InsertDynamicPaddingPass"
     assert b.change["added"], b.change
 
+
+def test_the_cli_prints_the_bisection_as_json_and_exits_1_on_a_culprit(capsys):
+    from harness.cli.main import main
+
+    code = main(["bisect", "passes", FIRST_CATCHING_SMOKE_CASE["inserted-bias"], "--canary", "inserted-bias", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 1 and out["culprit"] == "RewriteConvPass" and out["canary"] == "inserted-bias"

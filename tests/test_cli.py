@@ -82,7 +82,7 @@ def test_run_exit_code_follows_the_outcome(monkeypatch, capsys, outcome, stale, 
     import harness.run.execute
     from harness.results.case_result import CaseResult, Outcome
 
-    def fake_run_case(config, seed, target, keep_dir=None, canary="", run_id=""):
+    def fake_run_case(config, seed, target, keep_dir=None, canary="", run_id="", data_file=""):
         return CaseResult(config.descriptor, seed, Outcome(outcome), reason="r", stale=stale)
 
     monkeypatch.setattr(harness.run.execute, "run_case", fake_run_case)

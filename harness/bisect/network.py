@@ -17,10 +17,7 @@
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import math
-import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +25,7 @@ from typing import Callable
 
 import torch
 
+from harness.bisect.factory import load_factory, parse_shape  # noqa: F401  (the verb's checks, torch-free)
 from harness.case import captured
 from harness.config import CAPTURED, ConfigError, ConvConfig
 from harness.policy.schemes import SCHEMES
@@ -35,35 +33,6 @@ from harness.policy.targets import check_case, get_target
 
 _CONVS = (torch.nn.Conv1d, torch.nn.Conv2d, torch.nn.Conv3d, torch.nn.ConvTranspose1d, torch.nn.ConvTranspose2d,
           torch.nn.ConvTranspose3d)
-
-
-def load_factory(spec: str) -> Callable[[], torch.nn.Module]:
-    """`package.module:function` or `path/to/file.py:function`; ConfigError naming what is wrong."""
-    module_name, _, name = spec.partition(":")
-    if not module_name or not name:
-        raise ConfigError(f"invalid model {spec!r}: expected MODULE:FACTORY, e.g. harness.networks.resnet:resnet18")
-    try:
-        if module_name.endswith(".py"):
-            location = importlib.util.spec_from_file_location(Path(module_name).stem, module_name)
-            if location is None or not Path(module_name).is_file():
-                raise FileNotFoundError(module_name)
-            module = importlib.util.module_from_spec(location)
-            location.loader.exec_module(module)
-        else:
-            module = importlib.import_module(module_name)
-    except (ImportError, FileNotFoundError) as e:
-        raise ConfigError(f"invalid model {spec!r}: cannot import {module_name} ({e})") from None
-    factory = getattr(module, name, None)
-    if not callable(factory):
-        raise ConfigError(f"invalid model {spec!r}: {module_name} has no callable {name}")
-    return factory
-
-
-def parse_shape(text: str) -> tuple[int, ...]:
-    """'1x3x224x224' -> (1, 3, 224, 224)."""
-    if not re.fullmatch(r"\d+(x\d+)+", text or ""):
-        raise ConfigError(f"invalid --input={text}: expected dims joined by x, e.g. 1x3x224x224")
-    return tuple(int(d) for d in text.split("x"))
 
 
 def conv_config(module: torch.nn.Module, activation: torch.Tensor, scheme: str) -> ConvConfig:

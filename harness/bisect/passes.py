@@ -223,15 +223,17 @@ def graph_change(before, after, lines: int = 40) -> dict:
     }
 
 
-def bisect_passes(config: ConvConfig, seed: int = 0, target: str = "tosa", canary: str = "") -> PassBisection:
-    """Lower the case once with snapshots, judge every stage, name the first pass that departs."""
+def bisect_passes(config: ConvConfig, seed: int = 0, target: str = "tosa", canary: str = "",
+                  data_file: str = "") -> PassBisection:
+    """Lower the case once with snapshots, judge every stage, name the first pass that departs
+    (`data_file`: a captured case's tensors)."""
     t = get_target(target)
     found: list[Snapshot] = []
     specs: list = []
     running: list[str] = []
     artifact = None
     with injected(canary) if canary else contextlib.nullcontext():
-        p = stages.prepare(config, seed, t)
+        p = stages.prepare(config, seed, t, data_file=data_file)
         with _snapshots(found, specs, running):
             try:
                 artifact = stages.lower(p)

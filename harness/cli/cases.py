@@ -99,15 +99,31 @@ def cmd_run(args) -> int:
         from harness.cases.canaries import get
 
         get(args.canary)  # unknown canary: usage error before any work
+    check_captured(config, args.captured)
     from harness.results.case_result import new_run_id
     from harness.run.execute import run_case
 
-    result = run_case(config, args.seed, args.target, keep_dir=args.keep, canary=args.canary, run_id=new_run_id())
+    result = run_case(config, args.seed, args.target, keep_dir=args.keep, canary=args.canary, run_id=new_run_id(),
+                      data_file=args.captured)
     if args.json:
         print(result.to_json())
     else:
         _print_result(result)
     return EXIT_OK if result.green else EXIT_FAIL
+
+
+def check_captured(config, data_file: str) -> None:
+    """ConfigError (one line) unless a captured case names a file that holds its tensors, and only it names one."""
+    from harness.config import CAPTURED, ConfigError
+
+    if config.dataset != CAPTURED:
+        if data_file:
+            raise ConfigError(f"invalid --captured={data_file}: only a ds{CAPTURED} case reads its tensors from a file, "
+                              f"not ds{config.dataset}")
+        return
+    from harness.case.data import make_tensors
+
+    make_tensors(config, 0, data_file)
 
 
 def cmd_canaries(args) -> int:

@@ -11,14 +11,14 @@ import argparse
 import os
 import sys
 
-from harness.cli import cases, history, sweeps
+from harness.cli import bisect, cases, history, sweeps
 from harness.config import ConfigError
 from harness.history.db import DEFAULT_DB, HistoryError
 from harness.policy.targets import DEFAULT_TARGET, TARGETS
 from harness.results.store import ResultsFileError
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
-VERBS = ("list", "run", "sweep", "canaries", "runs", "import", "merge", "diff", "report", "nightly")
+VERBS = ("list", "run", "sweep", "canaries", "runs", "import", "merge", "diff", "report", "nightly", "bisect", "shrink", "repro", "model")
 
 
 def _selection(p: argparse.ArgumentParser, tier: str = "smoke") -> None:
@@ -56,6 +56,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print the result as one JSON line")
     run.add_argument("--keep", metavar="DIR", help="save inputs, outputs and flatbuffer here if it fails")
     run.add_argument("--canary", default="", metavar="NAME", help="inject this fault into the backend (see `canaries`)")
+    run.add_argument("--captured", default="", metavar="FILE", help="a `dscaptured` case's tensors (written by `model`)")
 
     sw = sub.add_parser("sweep", help="run a sweep in parallel workers; record it, write results and a summary")
     _selection(sw)
@@ -107,7 +108,69 @@ def _parser() -> argparse.ArgumentParser:
     ng.add_argument("--out", default="reports/nightly", help="results, report and JUnit directory (default: reports/nightly)")
     ng.add_argument("--no-progress", action="store_true", help="no progress bar")
     _db(ng)
+
+    bi = sub.add_parser("bisect", help="find what makes a case wrong: which pass, release or commit")
+    how = bi.add_subparsers(dest="how", required=True, metavar="{passes,versions,commits}")
+    bp = how.add_parser("passes", help="judge the delegate's graph after every pass; name the first that departs")
+    _case(bp)
+    bp.add_argument("--captured", default="", metavar="FILE", help="a `dscaptured` case's tensors (written by `model`)")
+    bp.add_argument("--json", action="store_true", help="print the bisection as one JSON object")
+    bv = how.add_parser("versions", help="the first ExecuTorch release where the case fails (or is fixed)")
+    bv.add_argument("descriptor", help="case descriptor")
+    bv.add_argument("--good", required=True, metavar="V", help="a release where the case passes")
+    bv.add_argument("--bad", required=True, metavar="V", help="a release where it fails")
+    bv.add_argument("--seed", type=int, default=0, help="data seed (default: 0)")
+    _target(bv)
+    bv.add_argument("--cache", metavar="DIR", help="overlay cache (default: $HARNESS_CACHE/overlays or "
+                    "~/.cache/conv-harness/overlays)")
+    bv.add_argument("--json", action="store_true", help="print the bisection as one JSON object")
+    bc = how.add_parser("commits", help="the first commit of an ExecuTorch checkout whose Arm backend fails the case")
+    bc.add_argument("descriptor", help="case descriptor")
+    bc.add_argument("--repo", required=True, metavar="PATH", help="an ExecuTorch git checkout")
+    bc.add_argument("--good", required=True, metavar="REV", help="a commit where the case passes")
+    bc.add_argument("--bad", required=True, metavar="REV", help="a commit where it fails")
+    bc.add_argument("--seed", type=int, default=0, help="data seed (default: 0)")
+    _target(bc)
+    bc.add_argument("--json", action="store_true", help="print the bisection as one JSON object")
+    step = how.add_parser("commit-step")  # what `git bisect run` calls at each commit (internal)
+    step.add_argument("descriptor")
+    step.add_argument("--seed", type=int, default=0)
+    step.add_argument("--target", default=DEFAULT_TARGET)
+    step.add_argument("--signature", required=True)
+    step.add_argument("--scratch", required=True)
+
+    sh = sub.add_parser("shrink", help="reduce a failing case to the smallest config that fails the same way")
+    _case(sh)
+    sh.add_argument("--captured", default="", metavar="FILE", help="a `dscaptured` case's tensors (written by `model`)")
+    sh.add_argument("--max-runs", type=int, default=60, metavar="N", help="case runs allowed, the first included "
+                    "(default: 60)")
+    sh.add_argument("--json", action="store_true", help="print the result as one JSON object, no progress")
+
+    rr = sub.add_parser("repro", help="write a standalone script (torch, executorch, numpy) that reproduces a case")
+    rr.add_argument("descriptor", help="case descriptor (static, no cx cond)")
+    rr.add_argument("--seed", type=int, default=0, help="data seed (default: 0)")
+    _target(rr)
+    rr.add_argument("--out", required=True, help="the script's path (.py); the model and data files go beside it")
+
+    md = sub.add_parser("model", help="lower a whole network, then run every conv layer of it as a case")
+    md.add_argument("model", help="MODULE:FACTORY or FILE.py:FACTORY, e.g. harness.networks.resnet:resnet18")
+    md.add_argument("--scheme", default="a8w8", help="scheme (default: a8w8)")
+    md.add_argument("--input", help="input shape, e.g. 1x3x224x224 (default: the model's example_input_shape)")
+    md.add_argument("--samples", type=int, default=4, help="calibration inputs, drawn with --seed (default: 4)")
+    md.add_argument("--seed", type=int, default=0, help="seed of the weights' initialization and the inputs")
+    md.add_argument("--recalibrate-bn", action="store_true", help="recompute the batch norms' running statistics "
+                    "on the calibration inputs first (a randomly initialized model; ours ask for it themselves)")
+    _target(md)
+    md.add_argument("--out", help="results, report and captured data (default: reports/model-<factory>-<scheme>)")
+    md.add_argument("--json", action="store_true", help="print the report as one JSON object, no progress")
     return p
+
+
+def _case(p: argparse.ArgumentParser) -> None:
+    p.add_argument("descriptor", help="case descriptor, e.g. conv2d_ic8_oc16_i32x32_k3x3_s2_p1_qa8w8")
+    p.add_argument("--seed", type=int, default=0, help="data seed (default: 0)")
+    _target(p)
+    p.add_argument("--canary", default="", metavar="NAME", help="inject this fault into the backend (see `canaries`)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -115,7 +178,8 @@ def main(argv: list[str] | None = None) -> int:
     verbs = {
         "list": cases.cmd_list, "run": cases.cmd_run, "canaries": cases.cmd_canaries, "sweep": sweeps.cmd_sweep,
         "nightly": sweeps.cmd_nightly, "merge": sweeps.cmd_merge, "import": history.cmd_import,
-        "runs": history.cmd_runs, "diff": history.cmd_diff, "report": history.cmd_report,
+        "runs": history.cmd_runs, "diff": history.cmd_diff, "report": history.cmd_report, "bisect": bisect.cmd_bisect,
+        "shrink": bisect.cmd_shrink, "repro": bisect.cmd_repro, "model": bisect.cmd_model,
     }
     try:
         return verbs[args.verb](args)

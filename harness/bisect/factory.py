@@ -1,0 +1,46 @@
+"""The `model` verb's arguments, checked without torch: a refusal is one line, before any import of weight."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import re
+from pathlib import Path
+from typing import Callable
+
+from harness.config import ConfigError
+
+
+def check_spec(spec: str) -> tuple[str, str]:
+    """(module or file, factory name) of `MODULE:FACTORY` or `FILE.py:FACTORY`."""
+    module_name, _, name = spec.partition(":")
+    if not module_name or not name:
+        raise ConfigError(f"invalid model {spec!r}: expected MODULE:FACTORY, e.g. harness.networks.resnet:resnet18")
+    return module_name, name
+
+
+def load_factory(spec: str) -> Callable[[], object]:
+    """`package.module:function` or `path/to/file.py:function`; ConfigError naming what is wrong."""
+    module_name, name = check_spec(spec)
+    try:
+        if module_name.endswith(".py"):
+            location = importlib.util.spec_from_file_location(Path(module_name).stem, module_name)
+            if location is None or not Path(module_name).is_file():
+                raise FileNotFoundError(module_name)
+            module = importlib.util.module_from_spec(location)
+            location.loader.exec_module(module)
+        else:
+            module = importlib.import_module(module_name)
+    except (ImportError, FileNotFoundError) as e:
+        raise ConfigError(f"invalid model {spec!r}: cannot import {module_name} ({e})") from None
+    factory = getattr(module, name, None)
+    if not callable(factory):
+        raise ConfigError(f"invalid model {spec!r}: {module_name} has no callable {name}")
+    return factory
+
+
+def parse_shape(text: str) -> tuple[int, ...]:
+    """'1x3x224x224' -> (1, 3, 224, 224)."""
+    if not re.fullmatch(r"\d+(x\d+)+", text or ""):
+        raise ConfigError(f"invalid --input={text}: expected dims joined by x, e.g. 1x3x224x224")
+    return tuple(int(d) for d in text.split("x"))

@@ -1,0 +1,225 @@
+"""Command-line verbs that find where a wrong number comes from: `bisect passes`, `shrink`, `repro`,
+`bisect versions`, `bisect commits`, `model`."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+from harness.cli.common import EXIT_FAIL, EXIT_OK
+from harness.config import ConfigError, parse_descriptor
+from harness.policy.targets import check_case, get_target
+
+
+def _checked(args):
+    """The case of the arguments, refused in one line before any work if it or its canary is unknown."""
+    config = parse_descriptor(args.descriptor)
+    check_case(get_target(args.target), config)
+    if getattr(args, "canary", ""):
+        from harness.cases.canaries import get
+
+        get(args.canary)
+    if hasattr(args, "captured"):
+        from harness.cli.cases import check_captured
+
+        check_captured(config, args.captured)
+    return config
+
+
+def _error(stage) -> str:
+    if stage is None or stage.error is None:
+        return "-"
+    if stage.unit == "LSB":
+        return f"{stage.error:.3g} LSB (tolerance {stage.limit:.3g})"
+    return f"{stage.error:.3g} x limit"
+
+
+def print_pass_bisection(b) -> None:
+    print(f"case:    {b.descriptor} on {b.target}" + (f", canary {b.canary}" if b.canary else ""))
+    print("stages:  the delegate's graph after each pass that changed it, run eagerly and judged")
+    for s in [*b.stages, b.final]:
+        verdict = "cannot run" if not s.runnable else "ok" if s.ok else "DEPARTS"
+        index = f"{s.index:4d}" if s.index >= 0 else "   -"
+        detail = f"  ({s.reason})" if s.reason and (not s.ok or not s.runnable) else ""
+        print(f"  {index} {s.name:42s} {verdict:10s} {_error(s)}{detail}")
+    if not b.culprit:
+        print("culprit: none: every stage and the serialized graph are within the case's tolerance")
+        return
+    where = {"<start>": "before the Arm passes (export or quantization)",
+             "serialization": "after the passes (TOSA serialization or the runner)"}.get(b.culprit, b.culprit)
+    print(f"culprit: {where}")
+    print(f"error:   {_error(b.before)} before, {_error(b.after)} after")
+    c = b.change
+    if c:
+        print(f"change:  {len(c['added'])} node(s) added, {len(c['removed'])} removed, {len(c['changed'])} changed "
+              f"within two edges of the conv; {c['elsewhere']} change(s) elsewhere")
+        for name, node in c["nodes"].items():
+            sign = "+" if name in c["added"] else "-" if name in c["removed"] else "~"
+            print(f"  {sign} {name}: {node[:160]}")
+        if c["diff"]:
+            print("diff:")
+            for line in c["diff"]:
+                print(f"  {line[:160]}")
+
+
+def cmd_bisect_passes(args) -> int:
+    config = _checked(args)
+    from harness.bisect.passes import bisect_passes
+
+    b = bisect_passes(config, args.seed, args.target, args.canary, args.captured)
+    if args.json:
+        print(json.dumps(dataclasses.asdict(b)))
+    else:
+        print_pass_bisection(b)
+    return EXIT_FAIL if b.culprit else EXIT_OK
+
+
+def _print_trial(t) -> None:
+    where = "installed" if t.overlay_seconds == 0 and t.overlay_reused else \
+        f"overlay {'reused' if t.overlay_reused else 'installed'} in {t.overlay_seconds:.1f} s"
+    what = t.signature or t.outcome or "-"
+    print(f"  {t.version:10s} {t.verdict:10s} {what:45s} {t.seconds:6.1f} s ({where})"
+          + (f"\n             {t.detail}" if t.detail and t.verdict != "bad" else ""), flush=True)
+
+
+def cmd_bisect_versions(args) -> int:
+    config = _checked(args)
+    from harness.bisect.versions import DEFAULT_CACHE, OverlayError, bisect_releases
+
+    if not args.json:
+        print(f"case:    {config.descriptor} on {args.target}; releases {args.good} (good) .. {args.bad} (bad)")
+    try:
+        b = bisect_releases(config.descriptor, args.good, args.bad, args.seed, args.target,
+                            args.cache or DEFAULT_CACHE, say=None if args.json else _print_trial)
+    except OverlayError as e:
+        print(f"error: {e}")
+        return EXIT_FAIL
+    if args.json:
+        print(json.dumps(dataclasses.asdict(b)))
+    elif b.error:
+        print(f"error:   {b.error}")
+    elif b.first:
+        what = "first bad release" if b.direction == "regression" else "first good release (the fix)"
+        print(f"{what}: {b.first}")
+    else:
+        print(f"undecided: the change is in one of {', '.join(b.candidates)} (the others could not be tested)")
+    return EXIT_OK if b.first else EXIT_FAIL
+
+
+def cmd_bisect_commits(args) -> int:
+    config = _checked(args)
+    from harness.bisect.commits import bisect_commits
+
+    say = None if args.json else (lambda line: print(f"  {line}", flush=True))
+    b = bisect_commits(args.repo, args.good, args.bad, config.descriptor, args.seed, args.target, say)
+    if args.json:
+        print(json.dumps(dataclasses.asdict(b)))
+    elif b.error:
+        print(f"error:   {b.error}")
+    else:
+        for line in b.steps:
+            print(f"  {line[2:]}")
+        if b.first_bad:
+            print(f"first bad commit: {b.first_bad} {b.subject}")
+        else:
+            print(f"undecided: the first bad commit is one of {', '.join(c[:12] for c in b.candidates)} "
+                  "(the others could not be tested)")
+    return EXIT_OK if b.first_bad else EXIT_FAIL
+
+
+def cmd_commit_step(args) -> int:
+    """One `git bisect run` step in the current checkout: exit 0 good, 1 bad, 125 untestable."""
+    from pathlib import Path
+
+    from harness.bisect.commits import try_commit
+
+    code, why = try_commit(Path.cwd(), args.descriptor, args.seed, args.target, args.signature, Path(args.scratch))
+    print(f"{['good', 'bad'][code] if code in (0, 1) else 'skip'}: {why}")
+    return code
+
+
+def cmd_bisect(args) -> int:
+    return {"passes": cmd_bisect_passes, "versions": cmd_bisect_versions, "commits": cmd_bisect_commits,
+            "commit-step": cmd_commit_step}[args.how](args)
+
+
+def cmd_shrink(args) -> int:
+    config = _checked(args)
+    if args.max_runs < 1:  # before torch is imported: the one line is all the user sees
+        raise ConfigError(f"invalid --max-runs={args.max_runs}: must be an integer >= 1")
+    from harness.bisect.shrink import ShrinkError, shrink
+    from harness.run.execute import run_case
+
+    def run(c):  # the captured tensors belong to the start config only (shrink's first move leaves them)
+        return run_case(c, args.seed, args.target, canary=args.canary,
+                        data_file=args.captured if c.dataset == config.dataset == "captured" else "")
+
+    say = None if args.json else (lambda line: print(line, flush=True))
+    try:
+        s = shrink(config, run, args.target, args.max_runs, say)
+    except ShrinkError as e:
+        print(f"nothing to shrink: {e}")
+        return EXIT_OK
+    if args.json:
+        out = dataclasses.asdict(s)
+        out["signature"] = str(s.signature)
+        print(json.dumps(out))
+        return EXIT_FAIL
+    print(f"signature: {s.signature}")
+    print(f"start:     {s.start} ({s.start_size} elements)")
+    print(f"minimal:   {s.minimal} ({s.minimal_size} elements)")
+    print(f"runs:      {s.runs}" + (f" (the budget of {args.max_runs} ran out: not yet 1-minimal)" if s.exhausted
+                                     else ", 1-minimal: no single simplification keeps the failure"))
+    print(f"kept:      {', '.join(s.steps) or 'nothing'}")
+    print(f"__REPRO: {s.repro}")
+    return EXIT_FAIL
+
+
+def cmd_repro(args) -> int:
+    config = _checked(args)
+    from harness.bisect.repro import check_reproducible, write_repro
+
+    check_reproducible(config)
+    paths = write_repro(config, args.out, args.seed, args.target)
+    print(f"wrote {paths[0]} with {paths[1].name} and {paths[2].name} beside it")
+    print(f"run:  python {paths[0]}   (exit 0: within the limits; 1: not)")
+    return EXIT_OK
+
+
+def cmd_model(args) -> int:
+    from harness.bisect.factory import check_spec, parse_shape
+    from harness.policy.schemes import SCHEME_NAMES
+
+    check_spec(args.model)  # the cheap checks first, before torch and the model's own imports
+    shape = parse_shape(args.input) if args.input else None
+    if args.scheme not in SCHEME_NAMES:
+        raise ConfigError(f"invalid --scheme={args.scheme}: must be one of {', '.join(SCHEME_NAMES)}")
+    get_target(args.target)
+    from harness.bisect.network import _whole_line, run_network
+    from harness.results.store import ResultWriter
+
+    out = args.out or f"reports/model-{args.model.split(':')[-1]}-{args.scheme}"
+    say = None if args.json else (lambda line: print(line, flush=True))
+    if say:
+        print(f"model:   {args.model} ({args.scheme} on {args.target}); results and captured data in {out}")
+    from pathlib import Path
+
+    Path(out).mkdir(parents=True, exist_ok=True)
+    with ResultWriter(Path(out) / "results.jsonl") as writer:
+        report = run_network(args.model, args.scheme, args.target, shape, args.seed, out, args.samples, say, writer,
+                             args.recalibrate_bn)
+    (Path(out) / "model.json").write_text(json.dumps(dataclasses.asdict(report), indent=1))
+    if args.json:
+        print(json.dumps(dataclasses.asdict(report)))
+        return EXIT_FAIL if report.departing else EXIT_OK
+    bad = report.departing
+    print(f"{len(report.layers)} conv layers in {report.seconds} s: {len(report.layers) - len(bad)} as expected, "
+          f"{len(bad)} departing")
+    for layer in bad:
+        print(f"  {layer.name}: {layer.outcome}: {layer.reason[:200]}")
+        print(f"    __REPRO: {layer.repro}")
+        print(f"    next:    python -m harness bisect passes '{layer.descriptor}' --captured '{layer.data_file}'")
+        print(f"             python -m harness shrink '{layer.descriptor}' --captured '{layer.data_file}'")
+    if not report.whole.get("ok"):
+        print(_whole_line(report.whole))
+    return EXIT_FAIL if bad else EXIT_OK
