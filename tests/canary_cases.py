@@ -33,4 +33,7 @@ SMALLEST_FAILING_SMOKE_SIZE = {
     "int48-bias": 210,
     "inserted-bias": 1664,
     "grouped-slices": 2216,
+    "slice-from-start": 692,
+    "conv3d-weight-layout": 692,
+    "fp8-bias": 256,
 }
