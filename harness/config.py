@@ -13,11 +13,13 @@ loads torch only when a graph is built).
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from typing import Union
 
 from harness.case.contexts import CONTEXT_NAMES, CONTEXTS
 from harness.descriptor import ConfigError, format_descriptor, parse_fields
+from harness.policy.limits import BYTES_PER_ELEMENT, MAX_CASE_ELEMENTS
 from harness.policy.schemes import SCHEME_NAMES, SCHEMES
 
 RANKS = (1, 2, 3)
@@ -344,9 +346,24 @@ def validate(c: ConvConfig) -> None:
                 f"(input {L}, padding {c.explicit_padding()[i]}, dilation {c.dilation[i]})",
             )
 
+    moved = elements(c)
+    if moved > MAX_CASE_ELEMENTS:
+        raise ConfigError(
+            f"invalid config {c.batch}x{c.in_channels}->{c.out_channels} channels at "
+            f"{'x'.join(map(str, c.input_size))}: it moves {moved:,} elements (input, weight, output; about "
+            f"{moved * BYTES_PER_ELEMENT / 2**30:,.0f} GiB in a worker), over the limit of {MAX_CASE_ELEMENTS:,} "
+            "(harness/policy/limits.py)")
+
     rule = context.check(c)
     if rule:
         _fail("context", c.context, rule)
+
+
+def elements(c: ConvConfig) -> int:
+    """Elements a case moves: its input, weight and output tensors (from the config alone, nothing allocated)."""
+    weights = c.out_channels * (c.in_channels // c.groups) * math.prod(c.kernel)
+    return c.batch * c.in_channels * math.prod(c.input_size) + weights + \
+        c.batch * c.out_channels * math.prod(_output_size(c))
 
 
 def parse_descriptor(text: str) -> ConvConfig:

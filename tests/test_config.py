@@ -180,3 +180,20 @@ def test_output_size_matches_torch_formula():
 def test_depthwise_facts():
     assert parse_descriptor("conv2d_ic4_oc8_g4_i8x8_k3").depth_multiplier == 2
     assert not parse_descriptor("conv2d_ic8_oc12_g4_i8x8_k3").is_depthwise
+
+
+def test_a_config_too_big_for_a_worker_is_refused_before_anything_is_allocated():
+    """The check is arithmetic on the config: no torch, no tensor (harness/policy/limits.py derives the limit)."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom harness.config import ConfigError, parse_descriptor\n"
+            "try:\n    parse_descriptor('conv2d_ic4096_oc4096_i512x512_k3')\nexcept ConfigError as e:\n    print(e)\n"
+            "print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
+    assert "over the limit of 16,777,216" in out[0] and out[1] == "False"
+    from harness.cases.sweeps import sweep
+    from harness.config import elements
+    from harness.policy.limits import MAX_CASE_ELEMENTS
+
+    assert max(elements(c) for c in sweep("full")) * 100 < MAX_CASE_ELEMENTS  # no tier comes near it

@@ -23,3 +23,33 @@ def test_a_dying_worker_costs_only_its_case():
         else:
             assert r.outcome is Outcome.PASS and r.seed == 7
         assert r.run_id == "r1" and r.target == "tosa"
+
+
+def test_a_hanging_case_is_a_timeout_and_the_sweep_goes_on():
+    descriptors = [f"conv2d_ic{ic}_oc4_i8x8_k3" for ic in (1, 3, 2, 4, 5)]
+    configs = [parse_descriptor(d) for d in descriptors]
+    seen = []
+    run_parallel(configs, 0, "tosa", 2, seen.append, case_fn="tests.hanging_case:run_case", run_id="r2",
+                 time_limit=3.0)
+    assert sorted(r.descriptor for r in seen) == sorted(c.descriptor for c in configs)
+    for r in seen:
+        if "_ic3_" in r.descriptor:
+            assert r.outcome is Outcome.RUNNER_ERROR and r.reason.startswith("timeout: no result after 3 s")
+            assert r.error_type == "Timeout" and r.run_id == "r2"
+        else:
+            assert r.outcome is Outcome.PASS
+
+
+def test_a_sweep_with_a_hanging_case_records_the_timeout_and_every_other_case(tmp_path):
+    from harness.history.db import History
+    from harness.run.sweep import SweepRequest, run_sweep
+
+    req = SweepRequest("smoke", filter="^conv2d_n[12]_ic(3|8)_oc(8|16)_g1_i1[67]x1[56]_.*_qfp32_dsnormal_cxnone$",
+                       jobs=2, results=tmp_path / "r.jsonl", db=tmp_path / "h.sqlite",
+                       case_fn="tests.hanging_case:run_case", time_limit=2.0)
+    done = run_sweep(req)
+    timeouts = [r for r in done.results if r.reason.startswith("timeout")]
+    assert done.complete and len(done.results) == done.run.expected > len(timeouts) >= 1
+    assert all("_ic3_" in r.descriptor for r in timeouts) and all(r.green for r in done.results if r not in timeouts)
+    with History(tmp_path / "h.sqlite") as h:
+        assert len(h.results(done.run.run_id)) == done.run.expected

@@ -21,12 +21,11 @@ border cannot tell the two apart and matches either.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
 from harness.cases.rejections import expected_rejection
-from harness.config import CAPTURED, ConfigError, ConvConfig
+from harness.config import CAPTURED, elements, ConfigError, ConvConfig
 from harness.policy.targets import check_case, get_target
 
 DEFAULT_MAX_RUNS = 60
@@ -69,10 +68,7 @@ def signature(result) -> Signature:
 
 def size(c: ConvConfig) -> int:
     """Elements a case moves: its input, weight and output tensors."""
-    per_group = c.in_channels // c.groups
-    weights = c.out_channels * per_group * math.prod(c.kernel)
-    return c.batch * c.in_channels * math.prod(c.input_size) + weights + \
-        c.batch * c.out_channels * math.prod(c.output_size())
+    return elements(c)
 
 
 def complexity(c: ConvConfig) -> int:

@@ -65,6 +65,7 @@ def _parser() -> argparse.ArgumentParser:
     sw.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1, help="worker processes (default: CPU count)")
     sw.add_argument("--no-progress", action="store_true", help="no progress bar")
     sw.add_argument("--canary", default="", metavar="NAME", help="inject this fault into the backend in every worker")
+    _time_limit(sw)
     _db(sw, records=True)
 
     sub.add_parser("canaries", help="list the canary faults that prove the harness can fail")
@@ -107,6 +108,7 @@ def _parser() -> argparse.ArgumentParser:
     ng.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1, help="worker processes (default: CPU count)")
     ng.add_argument("--out", default="reports/nightly", help="results, report and JUnit directory (default: reports/nightly)")
     ng.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _time_limit(ng)
     _db(ng)
 
     bi = sub.add_parser("bisect", help="find what makes a case wrong: which pass, release or commit")
@@ -171,6 +173,13 @@ def _case(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="data seed (default: 0)")
     _target(p)
     p.add_argument("--canary", default="", metavar="NAME", help="inject this fault into the backend (see `canaries`)")
+
+
+def _time_limit(p) -> None:
+    p.add_argument("--time-limit", type=float, metavar="S", help="seconds a case may run before it is a timeout "
+                   "and its worker is replaced (default: the tier's, harness/policy/limits.py)")
+    p.add_argument("--resume", action="store_true", help="continue the interrupted run whose results are at the "
+                   "results path: run only the cases it did not finish, under the same run id")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -52,7 +52,8 @@ def _sweep(args, tier: str, results: Path | None, db: Path | None):
     from harness.run.sweep import SweepRequest, check, run_sweep
 
     req = SweepRequest(tier, args.random, args.seed, args.filter, args.shard, args.target, getattr(args, "canary", ""),
-                       args.jobs, results, db)
+                       args.jobs, results, db, time_limit=getattr(args, "time_limit", None),
+                       resume=getattr(args, "resume", False))
     on_result, bar = _progress(len(check(req)), not args.no_progress)
     try:
         done = run_sweep(req, on_result)

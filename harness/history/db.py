@@ -156,6 +156,10 @@ class History(contextlib.AbstractContextManager):
              result.rule, int(result.green), result.timings_s.get("total"), line, time.time()),
         )
 
+    def reopen_run(self, run_id: str) -> None:
+        """A resumed run is running again (`sweep --resume`)."""
+        self._db.execute("UPDATE runs SET ended = NULL, status = ? WHERE run_id = ?", (RUNNING, run_id))
+
     def finish_run(self, run_id: str, status: str = COMPLETE, ended: float | None = None) -> None:
         self._db.execute("UPDATE runs SET ended = ?, status = ? WHERE run_id = ?",
                          (ended if ended is not None else time.time(), status, run_id))

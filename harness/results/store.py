@@ -106,12 +106,17 @@ def read_results(path: str | os.PathLike) -> list[CaseResult]:
 
 def merge(parts: Iterable[str | os.PathLike], out: str | os.PathLike, order: list[str] | None = None) -> list[CaseResult]:
     """Merge per-worker files into `out`, in `order` of descriptors if given."""
-    results = [r for p in parts for r in read_results(p)]
-    if order is not None:
-        rank = {d: i for i, d in enumerate(order)}
-        results.sort(key=lambda r: (rank.get(r.descriptor, len(rank)), r.descriptor, r.seed))
+    results = ordered([r for p in parts for r in read_results(p)], order)
     write_results(results, out)
     return results
+
+
+def ordered(results: list[CaseResult], order: list[str] | None) -> list[CaseResult]:
+    """`results` in `order` of descriptors (those not in it last, by descriptor and seed)."""
+    if order is None:
+        return list(results)
+    rank = {d: i for i, d in enumerate(order)}
+    return sorted(results, key=lambda r: (rank.get(r.descriptor, len(rank)), r.descriptor, r.seed))
 
 
 def write_results(results: Iterable[CaseResult], out: str | os.PathLike) -> None:

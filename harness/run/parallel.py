@@ -4,13 +4,16 @@ Each worker is a spawned process that sets itself up once (imports, quantizer
 set-up, frozen heap) and then runs one case at a time. If a worker dies in
 the middle of a case (a segfault in native code, the OOM killer), that case
 gets a `runner_error` result naming the exit code, a new worker takes its
-place, and the sweep goes on. The parent never imports torch.
+place, and the sweep goes on. A case with no result after the time limit
+is a `runner_error` whose reason starts with `timeout`, its worker is killed
+and replaced, and the sweep goes on. The parent never imports torch.
 """
 
 from __future__ import annotations
 
 import json
 import multiprocessing as mp
+import time
 from collections import deque
 from multiprocessing.connection import wait
 from typing import Callable, Iterable
@@ -49,6 +52,7 @@ class _Worker:
         self.process.start()
         child.close()
         self.task: str | None = None
+        self.started = 0.0  # time.monotonic() when the task was sent
         self.ready = False
 
     def stop(self) -> None:
@@ -72,19 +76,37 @@ def run_parallel(
     case_fn: str = DEFAULT_CASE_FN,
     canary: str = "",
     run_id: str = "",
+    time_limit: float | None = None,
 ) -> None:
     """Run every config on `jobs` workers; call `on_result` as each finishes.
 
     `case_fn` ("module:function") is the per-case function, `run_case` unless
     a test substitutes one; a `setup_process` in its module runs once per worker.
+    `time_limit`: seconds a case may run (None: no limit).
     """
     ctx = mp.get_context("spawn")
     pending = deque(c.descriptor for c in configs)
     args = (case_fn, seed, target, keep_dir, canary, run_id)
     workers = [_Worker(ctx, args) for _ in range(max(1, min(jobs, len(pending))))]
+
+    def lost(task: str, reason: str, error_type: str) -> CaseResult:
+        return CaseResult(task, seed, Outcome.RUNNER_ERROR, reason=reason, target=target,
+                          runner=get_target(target).runner, run_id=run_id, canary=canary, error_type=error_type)
+
     try:
         while pending or any(w.task for w in workers):
-            ready = wait([w.conn for w in workers] + [w.process.sentinel for w in workers])
+            busy = [w.started + time_limit - time.monotonic() for w in workers if w.task and time_limit]
+            ready = wait([w.conn for w in workers] + [w.process.sentinel for w in workers],
+                         timeout=max(0.0, min(busy)) if busy else None)
+            for w in [w for w in workers if w.task and time_limit and time.monotonic() - w.started > time_limit]:
+                w.process.kill()
+                w.process.join(timeout=5)
+                on_result(lost(w.task, f"timeout: no result after {time_limit:g} s (the tier's limit, "
+                               "harness/policy/limits.py); its worker was replaced. Run it alone with "
+                               "`python -m harness run` to see where it hangs", "Timeout"))
+                workers.remove(w)
+                if pending:
+                    workers.append(_Worker(ctx, args))
             for w in list(workers):
                 if w.conn in ready:
                     try:
@@ -97,7 +119,7 @@ def run_parallel(
                         on_result(CaseResult.from_dict(json.loads(payload)))
                         w.task = None
                     if kind in ("ready", "result") and pending:
-                        w.task = pending.popleft()
+                        w.task, w.started = pending.popleft(), time.monotonic()
                         try:
                             w.conn.send(w.task)
                         except OSError:  # died between two cases: retry elsewhere
@@ -110,19 +132,9 @@ def run_parallel(
                     if not w.ready:
                         raise RuntimeError(f"a worker process failed to start (exit code {w.process.exitcode})")
                     if w.task is not None:
-                        on_result(
-                            CaseResult(
-                                w.task,
-                                seed,
-                                Outcome.RUNNER_ERROR,
-                                reason=f"worker process died (exit code {w.process.exitcode}) while running this case; "
-                                "run it alone with `python -m harness run` to see the stage",
-                                target=target,
-                                runner=get_target(target).runner,
-                                run_id=run_id,
-                                canary=canary,
-                            )
-                        )
+                        on_result(lost(w.task, f"worker process died (exit code {w.process.exitcode}) while running "
+                                       "this case; run it alone with `python -m harness run` to see the stage",
+                                       "WorkerDied"))
                     workers.remove(w)
                     if pending:
                         workers.append(_Worker(ctx, args))

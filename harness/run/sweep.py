@@ -17,10 +17,12 @@ from typing import Callable
 from harness.cases.selection import select
 from harness.config import ConfigError
 from harness.history.db import COMPLETE, INTERRUPTED, History, RunInfo
+from harness.policy.limits import case_time_limit
 from harness.policy.targets import get_target
 from harness.results.case_result import CaseResult, new_run_id, versions
-from harness.results.store import ResultWriter, merge
+from harness.results.store import ResultWriter, ordered, read_results, write_results
 from harness.run.parallel import DEFAULT_CASE_FN, run_parallel
+from harness.run.resume import Earlier, earlier_results, nothing_to_resume
 
 
 @dataclass
@@ -36,6 +38,8 @@ class SweepRequest:
     results: Path | None = None  # default reports/<tier>/results.jsonl
     db: Path | None = None  # None: no history
     case_fn: str = DEFAULT_CASE_FN
+    time_limit: float | None = None  # seconds per case; None: the tier's (harness/policy/limits.py)
+    resume: bool = False  # continue the interrupted run at `results` (harness/run/resume.py)
 
 
 @dataclass
@@ -54,30 +58,48 @@ class SweepRun:
         return self.complete and all(r.green for r in self.results)
 
 
+def results_file(req: SweepRequest) -> Path:
+    return Path(req.results or f"reports/{req.tier}/results.jsonl")
+
+
 def check(req: SweepRequest) -> list:
     """The request's cases; ConfigError (one line) for a bad selection, target, job count or canary."""
     get_target(req.target)
     if req.jobs < 1:
         raise ConfigError(f"invalid -j {req.jobs}: must be >= 1")
+    if req.time_limit is not None and not req.time_limit > 0:
+        raise ConfigError(f"invalid --time-limit={req.time_limit}: must be a number of seconds > 0")
     if req.canary:
         from harness.cases.canaries import get
 
         get(req.canary)
+    if req.resume:
+        nothing_to_resume(results_file(req))
     return select(req.tier, req.random, req.seed, req.filter, req.shard, req.target)
 
 
 def run_sweep(req: SweepRequest, on_result: Callable[[CaseResult], None] | None = None) -> SweepRun:
     """Run the selected cases; ConfigError (before any work) for a bad request."""
     configs = check(req)
-    results_path = Path(req.results or f"reports/{req.tier}/results.jsonl")
-    run = RunInfo(new_run_id(), req.tier, req.seed, req.target, random=req.random, filter=req.filter or "",
-                  canary=req.canary, shard=req.shard or "", expected=len(configs), versions=versions(),
-                  command=" ".join(["python -m harness", *sys.argv[1:]]))
+    results_path = results_file(req)
+    current = versions()
+    earlier = earlier_results(results_path, [c.descriptor for c in configs], req.seed, req.target, req.canary,
+                              current) if req.resume else Earlier()
+    run = RunInfo(earlier.run_id or new_run_id(), req.tier, req.seed, req.target, random=req.random,
+                  filter=req.filter or "", canary=req.canary, shard=req.shard or "", expected=len(configs),
+                  versions=current, command=" ".join(["python -m harness", *sys.argv[1:]]))
     history = History(req.db) if req.db else None
     if history:
         history.ensure_run(run)
+        history.reopen_run(run.run_id)
+        for r in earlier.results:  # already there unless the run was made without a history: recorded either way
+            history.record(r)
+    finished_before = {r.descriptor for r in earlier.results}
+    todo = [c for c in configs if c.descriptor not in finished_before]
     part = results_path.with_name(f"{results_path.stem}.{run.run_id}.part{results_path.suffix}")
-    finished: list[CaseResult] = []
+    if part in earlier.files:  # the part file of the run being resumed: keep it as an input, write a new one
+        part = part.with_name(f"{results_path.stem}.{run.run_id}-{len(earlier.files)}.part{results_path.suffix}")
+    finished: list[CaseResult] = list(earlier.results)
     interrupted = False
     with ResultWriter(part) as writer:
 
@@ -90,12 +112,16 @@ def run_sweep(req: SweepRequest, on_result: Callable[[CaseResult], None] | None 
                 on_result(r)
 
         try:
-            run_parallel(configs, req.seed, req.target, req.jobs, record, keep_dir=str(results_path.parent / "artifacts"),
-                         case_fn=req.case_fn, canary=req.canary, run_id=run.run_id)
+            run_parallel(todo, req.seed, req.target, req.jobs, record, keep_dir=str(results_path.parent / "artifacts"),
+                         case_fn=req.case_fn, canary=req.canary, run_id=run.run_id,
+                         time_limit=req.time_limit or case_time_limit(req.tier))
         except KeyboardInterrupt:
             interrupted = True
-    results = merge([part], results_path, [c.descriptor for c in configs])
-    part.unlink()
+    results = ordered(earlier.results + read_results(part), [c.descriptor for c in configs])
+    write_results(results, results_path)  # atomically, then the files it replaces go
+    for f in [*earlier.files, part]:
+        if f != results_path:
+            f.unlink(missing_ok=True)
     run.ended, run.status = time.time(), INTERRUPTED if interrupted else COMPLETE
     if history:
         history.finish_run(run.run_id, run.status, run.ended)
