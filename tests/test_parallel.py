@@ -53,3 +53,18 @@ def test_a_sweep_with_a_hanging_case_records_the_timeout_and_every_other_case(tm
     assert all("_ic3_" in r.descriptor for r in timeouts) and all(r.green for r in done.results if r not in timeouts)
     with History(tmp_path / "h.sqlite") as h:
         assert len(h.results(done.run.run_id)) == done.run.expected
+
+
+def test_a_worker_whose_memory_grows_past_the_limit_is_recycled():
+    from harness.run.parallel import WorkerStats, rss_bytes
+
+    configs = [parse_descriptor(f"conv2d_ic{ic}_oc4_i8x8_k3") for ic in range(1, 9)]
+    seen, stats = [], WorkerStats()
+    limit = rss_bytes() + (200 << 20)  # this process's size plus 200 MiB: crossed after about three cases
+    run_parallel(configs, 0, "tosa", 1, seen.append, case_fn="tests.leaking_case:run_case", recycle_rss=limit,
+                 stats=stats)
+    assert sorted(r.descriptor for r in seen) == sorted(c.descriptor for c in configs)
+    assert all(r.outcome is Outcome.PASS for r in seen)
+    assert stats.recycled >= 2 and len(stats.startup_s) >= 2 and stats.start_method == "forkserver"
+    assert max(r.metrics["leaked"] for r in seen) < len(configs)  # no worker ran them all
+    assert all(rss > 0 for rss in stats.rss_after_case)

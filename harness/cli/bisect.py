@@ -187,7 +187,7 @@ def cmd_repro(args) -> int:
 
 
 def cmd_model(args) -> int:
-    from harness.bisect.factory import check_spec, parse_shape
+    from harness.bisect.factory import check_spec, load_factory, parse_shape
     from harness.policy.schemes import SCHEME_NAMES
 
     check_spec(args.model)  # the cheap checks first, before torch and the model's own imports
@@ -195,6 +195,7 @@ def cmd_model(args) -> int:
     if args.scheme not in SCHEME_NAMES:
         raise ConfigError(f"invalid --scheme={args.scheme}: must be one of {', '.join(SCHEME_NAMES)}")
     get_target(args.target)
+    load_factory(args.model)  # a spec that does not load leaves nothing behind
     from harness.bisect.network import _whole_line, run_network
     from harness.results.store import ResultWriter
 

@@ -17,7 +17,7 @@ from typing import Callable
 from harness.cases.selection import select
 from harness.config import ConfigError
 from harness.history.db import COMPLETE, INTERRUPTED, History, RunInfo
-from harness.policy.limits import case_time_limit
+from harness.policy.limits import WORKER_RECYCLE_RSS, case_time_limit
 from harness.policy.targets import get_target
 from harness.results.case_result import CaseResult, new_run_id, versions
 from harness.results.store import ResultWriter, ordered, read_results, write_results
@@ -114,7 +114,7 @@ def run_sweep(req: SweepRequest, on_result: Callable[[CaseResult], None] | None 
         try:
             run_parallel(todo, req.seed, req.target, req.jobs, record, keep_dir=str(results_path.parent / "artifacts"),
                          case_fn=req.case_fn, canary=req.canary, run_id=run.run_id,
-                         time_limit=req.time_limit or case_time_limit(req.tier))
+                         time_limit=req.time_limit or case_time_limit(req.tier), recycle_rss=WORKER_RECYCLE_RSS)
         except KeyboardInterrupt:
             interrupted = True
     results = ordered(earlier.results + read_results(part), [c.descriptor for c in configs])
