@@ -95,6 +95,7 @@ CASES = [  # (arguments, with {file} placeholders; a fragment of the one line)
     (["run", "conv2d_ic8_oc7_g2_i8x8_k3"], "invalid groups=2: must divide out_channels=7"),
     (["run", "conv2d_ic4096_oc4096_i512x512_k3"], "moves 2,290,106,368 elements"),
     (["sweep", "--resume", "--results", "{dir}/none.jsonl", "--no-history"], "invalid --resume: no results at"),
+    (["sweep", "--cluster", "nonsense", "--no-history"], "invalid --cluster=nonsense: expected local, auto"),
     (["sweep", "--time-limit", "0", "--no-history"], "invalid --time-limit=0.0: must be a number of seconds > 0"),
     (["run", "conv2d_ic8_oc8_i8x8_k3_dscaptured"], "needs the file its tensors were captured to: --captured FILE"),
     (["run", "conv2d_ic8_oc8_i8x8_k3_dscaptured", "--captured", "{missing.jsonl}"], "invalid --captured="),

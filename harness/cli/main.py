@@ -178,6 +178,8 @@ def _case(p: argparse.ArgumentParser) -> None:
 def _time_limit(p) -> None:
     p.add_argument("--time-limit", type=float, metavar="S", help="seconds a case may run before it is a timeout "
                    "and its worker is replaced (default: the tier's, harness/policy/limits.py)")
+    p.add_argument("--cluster", default="", metavar="ADDRESS", help="run the cases as tasks on a Ray cluster: "
+                   "'local' starts one here with -j CPUs; 'auto' or ray://HOST:PORT joins one (extra: cluster)")
     p.add_argument("--resume", action="store_true", help="continue the interrupted run whose results are at the "
                    "results path: run only the cases it did not finish, under the same run id")
 

@@ -40,6 +40,7 @@ class SweepRequest:
     case_fn: str = DEFAULT_CASE_FN
     time_limit: float | None = None  # seconds per case; None: the tier's (harness/policy/limits.py)
     resume: bool = False  # continue the interrupted run at `results` (harness/run/resume.py)
+    cluster: str = ""  # a Ray cluster's address, or 'local' (harness/run/cluster.py); '': local workers
 
 
 @dataclass
@@ -75,6 +76,10 @@ def check(req: SweepRequest) -> list:
         get(req.canary)
     if req.resume:
         nothing_to_resume(results_file(req))
+    if req.cluster:
+        from harness.run.cluster import check_cluster
+
+        check_cluster(req.cluster)
     return select(req.tier, req.random, req.seed, req.filter, req.shard, req.target)
 
 
@@ -94,6 +99,8 @@ def run_sweep(req: SweepRequest, on_result: Callable[[CaseResult], None] | None 
         history.reopen_run(run.run_id)
         for r in earlier.results:  # already there unless the run was made without a history: recorded either way
             history.record(r)
+    for r in earlier.results if on_result else []:  # a progress bar counts the run's cases, earlier ones too
+        on_result(r)
     finished_before = {r.descriptor for r in earlier.results}
     todo = [c for c in configs if c.descriptor not in finished_before]
     part = results_path.with_name(f"{results_path.stem}.{run.run_id}.part{results_path.suffix}")
@@ -111,10 +118,16 @@ def run_sweep(req: SweepRequest, on_result: Callable[[CaseResult], None] | None 
             if on_result:
                 on_result(r)
 
+        keep_dir, limit = str(results_path.parent / "artifacts"), req.time_limit or case_time_limit(req.tier)
         try:
-            run_parallel(todo, req.seed, req.target, req.jobs, record, keep_dir=str(results_path.parent / "artifacts"),
-                         case_fn=req.case_fn, canary=req.canary, run_id=run.run_id,
-                         time_limit=req.time_limit or case_time_limit(req.tier), recycle_rss=WORKER_RECYCLE_RSS)
+            if req.cluster:
+                from harness.run.cluster import run_on_cluster
+
+                run_on_cluster(todo, req.seed, req.target, req.cluster, req.jobs, record, req.case_fn, req.canary,
+                               run.run_id, limit, keep_dir)
+            else:
+                run_parallel(todo, req.seed, req.target, req.jobs, record, keep_dir=keep_dir, case_fn=req.case_fn,
+                             canary=req.canary, run_id=run.run_id, time_limit=limit, recycle_rss=WORKER_RECYCLE_RSS)
         except KeyboardInterrupt:
             interrupted = True
     results = ordered(earlier.results + read_results(part), [c.descriptor for c in configs])

@@ -1,0 +1,111 @@
+"""Run a sweep's cases as tasks on a Ray cluster instead of local worker processes.
+
+The optional extra `cluster` (ray). A case is one task: it runs
+`harness.run.execute.run_case` (or a test's stand-in) in a Ray worker process,
+which sets itself up once (`setup_process`) and is reused for the next task,
+and returns the result's JSON line. The driver streams each result, as it
+arrives, into the same results file and run history as a local sweep
+(`harness.run.sweep`), so everything downstream is the same. A case's result
+depends on its descriptor and seed only, so a cluster run gives the same
+results as a local one, case by case. A worker that dies in a case (a segfault,
+the OOM killer) costs that case, a `runner_error` as locally; a case past the
+time limit is cancelled and is a `runner_error` timeout. No task is retried:
+a retry would hide a crash.
+
+ADDRESS: `local` starts a cluster on this machine for the sweep (`-j` CPUs);
+anything else is passed to `ray.init` (`auto`, `ray://head:10001`): every node
+needs the same environment (README, "Across machines").
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from collections import deque
+from typing import Callable, Iterable
+
+from harness.config import ConfigError, ConvConfig
+from harness.policy.targets import get_target
+from harness.results.case_result import CaseResult, Outcome
+
+
+def _ray():
+    try:
+        import ray
+    except ImportError:
+        raise ConfigError("invalid --cluster: Ray is not installed; pip install -e '.[cluster]'") from None
+    return ray
+
+
+def check_cluster(address: str) -> None:
+    """ConfigError (one line) if Ray is missing or the address is not one `ray.init` takes."""
+    _ray()
+    if address not in ("local", "auto") and not address.startswith("ray://") and ":" not in address:
+        raise ConfigError(f"invalid --cluster={address}: expected local, auto, ray://HOST:PORT or HOST:PORT")
+
+
+def _run_one(case_fn: str, descriptor: str, seed: int, target: str, canary: str, run_id: str,
+             keep_dir: str | None) -> str:
+    """The task body, in a Ray worker: set the process up once, run the case, return its JSON line."""
+    from harness.config import parse_descriptor
+
+    module_name, function = case_fn.split(":")
+    module = importlib.import_module(module_name)
+    if hasattr(module, "setup_process"):
+        module.setup_process()
+    result = getattr(module, function)(parse_descriptor(descriptor), seed, target, keep_dir=keep_dir, canary=canary,
+                                       run_id=run_id)
+    return result.to_json()
+
+
+def run_on_cluster(configs: Iterable[ConvConfig], seed: int, target: str, address: str, jobs: int,
+                   on_result: Callable[[CaseResult], None], case_fn: str, canary: str = "", run_id: str = "",
+                   time_limit: float | None = None, keep_dir: str | None = None) -> None:
+    """Run every config as a task on the cluster at `address`; call `on_result` as each finishes. A failing
+    case's artifacts are kept under `keep_dir` on the node that ran it."""
+    ray = _ray()
+    started_here = not ray.is_initialized()
+    if started_here:
+        local = address == "local"
+        ray.init(address=None if local else address, num_cpus=jobs if local else None, include_dashboard=False,
+                 log_to_driver=False, configure_logging=False)
+    task = ray.remote(num_cpus=1, max_retries=0)(_run_one)
+
+    def lost(descriptor: str, reason: str, error_type: str) -> CaseResult:
+        return CaseResult(descriptor, seed, Outcome.RUNNER_ERROR, reason=reason, target=target,
+                          runner=get_target(target).runner, run_id=run_id, canary=canary, error_type=error_type)
+
+    slots = jobs if address == "local" else max(1, int(ray.cluster_resources().get("CPU", jobs)))
+    pending = deque(c.descriptor for c in configs)
+    running: dict = {}  # ref -> (descriptor, when submitted): never more than the cluster has CPUs, so a task's
+    # clock starts when it can start, not while it waits behind others
+    try:
+        while pending or running:
+            while pending and len(running) < slots:
+                descriptor = pending.popleft()
+                running[task.remote(case_fn, descriptor, seed, target, canary, run_id, keep_dir)] = (descriptor, time.monotonic())
+            done, _ = ray.wait(list(running), num_returns=1, timeout=1.0)
+            for ref in done:
+                descriptor, _ = running.pop(ref)
+                try:
+                    result = _parse(ray.get(ref))
+                except ray.exceptions.RayError as e:  # the worker died, or the task raised
+                    result = lost(descriptor, f"the cluster lost this case ({type(e).__name__}: "
+                                  f"{str(e).strip().splitlines()[0][:200]}); run it alone with `python -m harness run`",
+                                  type(e).__name__)
+                on_result(result)
+            for ref, (descriptor, since) in list(running.items()) if time_limit else []:
+                if time.monotonic() - since > time_limit:
+                    ray.cancel(ref, force=True)
+                    running.pop(ref)
+                    on_result(lost(descriptor, f"timeout: no result after {time_limit:g} s (the tier's limit, "
+                                   "harness/policy/limits.py); the task was cancelled", "Timeout"))
+    finally:
+        if started_here:
+            ray.shutdown()
+
+
+def _parse(line: str) -> CaseResult:
+    from harness.results.store import parse_line
+
+    return parse_line(line)
