@@ -48,11 +48,13 @@ def quantize(program: torch.export.ExportedProgram, spec, calibration: list) -> 
         get_symmetric_a16w8_quantization_config,
         get_symmetric_quantization_config,
     )
+    from executorch.backends.arm.quantizer.arm_quantizer import get_symmetric_a8w4_quantization_config
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
     quantizer = EthosUQuantizer(spec) if CASE["accelerator"] else TOSAQuantizer(spec)
-    make = get_symmetric_a16w8_quantization_config if CASE["quantizer"] == "a16w8" else get_symmetric_quantization_config
-    quantizer.set_global(make(is_per_channel=CASE["per_channel"]))
+    makers = {"a8w8": get_symmetric_quantization_config, "a16w8": get_symmetric_a16w8_quantization_config,
+              "a8w4": lambda is_per_channel: get_symmetric_a8w4_quantization_config(is_per_channel, is_qat=False)}
+    quantizer.set_global(makers[CASE["quantizer"]](is_per_channel=CASE["per_channel"]))
     prepared = prepare_pt2e(program.module(check_guards=False), quantizer)
     for sample in calibration:
         prepared(*sample)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from harness.config import ConvConfig
+from harness.policy.schemes import SCHEMES
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,7 @@ REJECTIONS: tuple[Rejection, ...] = (
     Rejection(
         "tconv-grouped-per-channel",
         "Grouped transpose convolutions with per-channel weight quantization are not supported.",
-        lambda c: c.transposed and c.groups > 1 and c.scheme in ("a8w8", "a16w8"),
+        lambda c: c.transposed and c.groups > 1 and c.is_quantized and SCHEMES[c.scheme].quantizer.per_channel,
     ),
     Rejection(
         "dynamic-padding-mode",

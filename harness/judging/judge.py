@@ -88,7 +88,7 @@ class Judge:
                 oracles.fake_quant(quantized.module, tensors.inputs), oq.scale, oq.zero_point, oq.qmin, oq.qmax
             )
             self.tolerance = self.context.int_tolerance(quantized)
-            if config.context == "none":
+            if config.context == "none" and not oracles.no_integer_form(config, quantized.qparams):
                 self.int_ref = oracles.integer_exact(config, tensors, quantized.qparams)
                 self.reference = self.int_ref.codes
             else:

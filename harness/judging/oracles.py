@@ -70,16 +70,24 @@ class IntReference:
 _TORCH_INT = {"int8": torch.int8, "int16": torch.int16, "int32": torch.int32}
 
 
-def _output_channel_axis(c: ConvConfig, qp: ConvQParams) -> None:
+def no_integer_form(c: ConvConfig, qp: ConvQParams) -> str:
+    """Why the conv has no integer-exact form ('' if it has one): a weight quantized per channel on an axis
+    that is not the conv's output channels (ExecuTorch 1.5.1 does this for int4 weights of a transposed conv)
+    has no integer RESCALE per output channel; only the fake-quant model then says what the numbers mean."""
     w = qp.weight
     if w.axis is None:
-        return
+        return ""
     expected = 1 if c.transposed else 0
     if w.axis != expected or (c.transposed and c.groups != 1):
-        raise ValueError(
-            f"weight quantized per channel on axis {w.axis}: not the output channels of this conv, "
-            "so no integer rescale per output channel exists"
-        )
+        return (f"weight quantized per channel on axis {w.axis}: not the output channels of this conv, "
+                "so no integer rescale per output channel exists")
+    return ""
+
+
+def _output_channel_axis(c: ConvConfig, qp: ConvQParams) -> None:
+    why = no_integer_form(c, qp)
+    if why:
+        raise ValueError(why)
 
 
 def integer_exact(c: ConvConfig, tensors: CaseTensors, qp: ConvQParams) -> IntReference:
