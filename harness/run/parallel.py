@@ -85,6 +85,7 @@ def _worker_main(conn, case_fn: str, seed: int, target: str, keep_dir: str | Non
 
 class _Worker:
     def __init__(self, ctx, args: tuple):
+        self.born = time.monotonic()  # before start(): the first start also waits for the fork server's preload
         self.conn, child = ctx.Pipe()
         self.process = ctx.Process(target=_worker_main, args=(child, *args), daemon=True)
         self.process.start()
@@ -92,7 +93,6 @@ class _Worker:
         self.task: str | None = None
         self.started = 0.0  # time.monotonic() when the task was sent
         self.ready = False
-        self.born = time.monotonic()
 
     def stop(self) -> None:
         if self.process.is_alive():
