@@ -17,7 +17,6 @@
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +27,7 @@ import torch
 from harness.bisect.factory import load_factory, parse_shape  # noqa: F401  (the verb's checks, torch-free)
 from harness.case import captured
 from harness.config import CAPTURED, ConfigError, ConvConfig
+from harness.judging.compare import sqnr_db
 from harness.policy.schemes import SCHEMES
 from harness.policy.targets import check_case, get_target
 
@@ -86,12 +86,6 @@ def recalibrate_batch_norm(model: torch.nn.Module, samples: list[torch.Tensor]) 
     return len(norms)
 
 
-def _sqnr(reference: torch.Tensor, approx: torch.Tensor) -> float | None:
-    noise = float(((reference.double() - approx.double()) ** 2).sum())
-    signal = float((reference.double() ** 2).sum())
-    return None if signal == 0 else (math.inf if noise == 0 else round(10 * math.log10(signal / noise), 2))
-
-
 def whole_model(model: torch.nn.Module, samples: list[torch.Tensor], scheme: str, target: str) -> dict:
     """Quantize (INT), lower and run the whole model; its output against the fake-quant model and fp32."""
     from harness.lowering.lower import lower
@@ -128,7 +122,7 @@ def whole_model(model: torch.nn.Module, samples: list[torch.Tensor], scheme: str
     return {"ok": True, "seconds": round(time.perf_counter() - start, 2), **facts,
             "against": "fake-quant model" if step else "eager fp32",
             "max_abs_diff": round(diff, 6), "max_diff_steps": round(diff / step, 2) if step else None,
-            "sqnr_vs_oracle_db": _sqnr(oracle, out), "sqnr_vs_fp32_db": _sqnr(fp32, out),
+            "sqnr_vs_oracle_db": sqnr_db(oracle, out), "sqnr_vs_fp32_db": sqnr_db(fp32, out),
             "top1_agrees": bool((out.argmax(-1) == oracle.argmax(-1)).all())}
 
 
@@ -170,8 +164,10 @@ class NetworkReport:
 
 def run_network(spec: str, scheme: str = "a8w8", target: str = "tosa", input_shape: tuple[int, ...] | None = None,
                 seed: int = 0, out_dir: str | Path = "reports/model", samples: int = 4,
-                say: Callable[[str], None] | None = None, results=None, recalibrate: bool = False) -> NetworkReport:
-    """The whole flow; `results` (a ResultWriter) gets every layer's CaseResult as it is made."""
+                say: Callable[[str], None] | None = None, results=None, recalibrate: bool = False,
+                factory: Callable[[], torch.nn.Module] | None = None) -> NetworkReport:
+    """The whole flow; `results` (a ResultWriter) gets every layer's CaseResult as it is made; `factory`: the
+    spec's factory when the caller has loaded it already (a FILE.py spec runs its file once)."""
     from harness.results.case_result import new_run_id
     from harness.run.execute import run_case
 
@@ -179,7 +175,7 @@ def run_network(spec: str, scheme: str = "a8w8", target: str = "tosa", input_sha
         raise ConfigError(f"invalid --scheme={scheme}: must be one of {', '.join(SCHEMES)}")
     if samples < 1:
         raise ConfigError(f"invalid --samples={samples}: must be an integer >= 1")
-    factory = load_factory(spec)
+    factory = factory or load_factory(spec)
     start = time.perf_counter()
     torch.manual_seed(seed)  # the network's random initialization: the same model on every call
     model = factory().eval()
@@ -230,8 +226,12 @@ def _whole_line(w: dict) -> str:
     left = ", ".join(f"{n} x{k}" if k > 1 else n for n, k in Counter(w["cpu_ops"]).items()) or "none"
     return (f"whole model: lowered ({w['tosa_ops']} TOSA ops; left on the CPU: {left}) and run in "
             f"{w['seconds']} s; against the {w['against']}: max |diff| {w['max_abs_diff']}{steps}, SQNR "
-            f"{w['sqnr_vs_oracle_db']} dB, top-1 {'agrees' if w['top1_agrees'] else 'DIFFERS'}; SQNR against fp32 "
-            f"{w['sqnr_vs_fp32_db']} dB")
+            f"{_db(w['sqnr_vs_oracle_db'])}, top-1 {'agrees' if w['top1_agrees'] else 'DIFFERS'}; SQNR against fp32 "
+            f"{_db(w['sqnr_vs_fp32_db'])}")
+
+
+def _db(sqnr: float | None) -> str:
+    return "inf (identical)" if sqnr is None else f"{sqnr} dB"
 
 
 def layer_line(layer: Layer) -> str:

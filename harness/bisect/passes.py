@@ -119,12 +119,16 @@ class _WithStage(torch.fx.Interpreter):
         return super().call_function(target, args, kwargs)
 
 
-def _verdict(p: stages.Prepared, artifact, output: torch.Tensor) -> tuple[Judgement, bool, float | None,
-                                                                          float | None, str]:
-    """The case's judge on a stage's output (the accumulator the serialized graph declares, when there is one)."""
+def _judge(p: stages.Prepared, artifact) -> Judge:
+    """The case's judge, built once for every stage (the accumulator the serialized graph declares, if any)."""
     variant, tensors = p.runs[0]
-    acc_types = artifact.conv_acc_types if artifact is not None else ()
-    judgement = Judge(variant, tensors, p.model, p.quantized, acc_types).judge(output)
+    return Judge(variant, tensors, p.model, p.quantized, artifact.conv_acc_types if artifact is not None else ())
+
+
+def _verdict(p: stages.Prepared, judge: Judge, output: torch.Tensor) -> tuple[Judgement, bool, float | None,
+                                                                             float | None, str]:
+    """The judge on a stage's output, in the stage's terms (module docstring)."""
+    judgement = judge.judge(output)
     m = judgement.metrics
     if "shape" in m:
         return judgement, False, None, None, ""
@@ -165,7 +169,7 @@ def _through_boundary(start, snap: Snapshot, spec, inputs: tuple) -> torch.Tenso
     return out
 
 
-def _evaluate(p, artifact, snap: Snapshot, start: Snapshot, spec) -> Stage:
+def _evaluate(p, artifact, judge: Judge, snap: Snapshot, start: Snapshot, spec) -> Stage:
     try:
         if artifact is not None:
             gm = artifact.program.exported_program().module()
@@ -180,7 +184,7 @@ def _evaluate(p, artifact, snap: Snapshot, start: Snapshot, spec) -> Stage:
         cause = stages.root_cause(e)
         return Stage(snap.name, snap.index, False, reason=f"cannot run eagerly: {type(cause).__name__}: "
                                                          f"{str(cause).splitlines()[0][:200]}")
-    judgement, ok, error, limit, unit = _verdict(p, artifact, out)
+    judgement, ok, error, limit, unit = _verdict(p, judge, out)
     return Stage(snap.name, snap.index, True, ok, error, limit, unit, judgement.reason)
 
 
@@ -243,6 +247,7 @@ def bisect_passes(config: ConvConfig, seed: int = 0, target: str = "tosa", canar
         raise stages.StageError("lower", RuntimeError(
             f"pass bisection needs one delegate; the lowering made {len(specs)}"))
     final_name = f"serialized graph on {t.runner}"
+    judge = _judge(p, artifact)
     if artifact is None:  # the lowering raised: in the pass that was running, if one was
         where = f"raised in {running[0]}" if running else "raised after the passes"
         final = Stage(final_name, -1, False, False, reason=f"{where}: {str(crash).splitlines()[0][:300]}")
@@ -252,9 +257,9 @@ def bisect_passes(config: ConvConfig, seed: int = 0, target: str = "tosa", canar
         except RunnerError as e:
             final = Stage(final_name, -1, True, False, reason=str(e).splitlines()[0][:300])
         else:
-            judgement, ok, error, limit, unit = _verdict(p, artifact, output)
+            judgement, ok, error, limit, unit = _verdict(p, judge, output)
             final = Stage(final_name, -1, True, ok, error, limit, unit, judgement.reason)
-    evaluated = [_evaluate(p, artifact, s, found[0], specs[0]) for s in found]
+    evaluated = [_evaluate(p, artifact, judge, s, found[0], specs[0]) for s in found]
     report = PassBisection(config.descriptor, target, canary, evaluated, final, "")
     last_good = None
     for snap, stage in zip(found, evaluated):

@@ -195,7 +195,7 @@ def cmd_model(args) -> int:
     if args.scheme not in SCHEME_NAMES:
         raise ConfigError(f"invalid --scheme={args.scheme}: must be one of {', '.join(SCHEME_NAMES)}")
     get_target(args.target)
-    load_factory(args.model)  # a spec that does not load leaves nothing behind
+    factory = load_factory(args.model)  # a spec that does not load leaves nothing behind
     from harness.bisect.network import _whole_line, run_network
     from harness.results.store import ResultWriter
 
@@ -208,7 +208,7 @@ def cmd_model(args) -> int:
     Path(out).mkdir(parents=True, exist_ok=True)
     with ResultWriter(Path(out) / "results.jsonl") as writer:
         report = run_network(args.model, args.scheme, args.target, shape, args.seed, out, args.samples, say, writer,
-                             args.recalibrate_bn)
+                             args.recalibrate_bn, factory)
     (Path(out) / "model.json").write_text(json.dumps(dataclasses.asdict(report), indent=1))
     if args.json:
         print(json.dumps(dataclasses.asdict(report)))

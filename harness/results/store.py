@@ -85,7 +85,9 @@ def parse_line(line: str) -> CaseResult:
     return CaseResult.from_dict(_upgrade_v1(d) if version == 1 else d)
 
 
-def read_results(path: str | os.PathLike) -> list[CaseResult]:
+def read_results(path: str | os.PathLike, tolerate_cut_end: bool = False) -> list[CaseResult]:
+    """Every result of a results file; `tolerate_cut_end`: drop a damaged last line (a writer killed mid-line)
+    instead of refusing the file."""
     path = Path(path)
     results = []
     try:
@@ -94,12 +96,15 @@ def read_results(path: str | os.PathLike) -> list[CaseResult]:
         raise ResultsFileError(f"cannot read results file {path}: {e.strerror}") from e
     except UnicodeDecodeError as e:
         raise ResultsFileError(f"results file {path} is not UTF-8 text: {e.reason} at byte {e.start}") from e
+    last = max((number for number, line in enumerate(lines, 1) if line.strip()), default=0)
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
             results.append(parse_line(line))
         except (ValueError, KeyError, TypeError) as e:
+            if tolerate_cut_end and number == last:
+                break
             raise ResultsFileError(f"corrupt results file {path} line {number}: {type(e).__name__}: {e}") from e
     return results
 

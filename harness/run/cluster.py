@@ -19,14 +19,13 @@ needs the same environment (README, "Across machines").
 
 from __future__ import annotations
 
-import importlib
 import time
 from collections import deque
 from typing import Callable, Iterable
 
 from harness.config import ConfigError, ConvConfig
-from harness.policy.targets import get_target
-from harness.results.case_result import CaseResult, Outcome
+from harness.results.case_result import CaseResult
+from harness.run.parallel import case_function, lost_case
 
 
 def _ray():
@@ -49,12 +48,8 @@ def _run_one(case_fn: str, descriptor: str, seed: int, target: str, canary: str,
     """The task body, in a Ray worker: set the process up once, run the case, return its JSON line."""
     from harness.config import parse_descriptor
 
-    module_name, function = case_fn.split(":")
-    module = importlib.import_module(module_name)
-    if hasattr(module, "setup_process"):
-        module.setup_process()
-    result = getattr(module, function)(parse_descriptor(descriptor), seed, target, keep_dir=keep_dir, canary=canary,
-                                       run_id=run_id)
+    result = case_function(case_fn)(parse_descriptor(descriptor), seed, target, keep_dir=keep_dir, canary=canary,
+                                    run_id=run_id)
     return result.to_json()
 
 
@@ -72,8 +67,7 @@ def run_on_cluster(configs: Iterable[ConvConfig], seed: int, target: str, addres
     task = ray.remote(num_cpus=1, max_retries=0)(_run_one)
 
     def lost(descriptor: str, reason: str, error_type: str) -> CaseResult:
-        return CaseResult(descriptor, seed, Outcome.RUNNER_ERROR, reason=reason, target=target,
-                          runner=get_target(target).runner, run_id=run_id, canary=canary, error_type=error_type)
+        return lost_case(descriptor, seed, target, run_id, canary, reason, error_type)
 
     slots = jobs if address == "local" else max(1, int(ray.cluster_resources().get("CPU", jobs)))
     pending = deque(c.descriptor for c in configs)

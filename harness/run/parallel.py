@@ -64,16 +64,28 @@ def rss_bytes() -> int:
         return 0
 
 
-def _worker_main(conn, case_fn: str, seed: int, target: str, keep_dir: str | None, canary: str, run_id: str) -> None:
+def case_function(case_fn: str) -> Callable:
+    """The per-case function named "module:function", its module's `setup_process` run first (once a process)."""
     import importlib
-
-    from harness.config import parse_descriptor
 
     module_name, function = case_fn.split(":")
     module = importlib.import_module(module_name)
-    run_case = getattr(module, function)
     if hasattr(module, "setup_process"):
         module.setup_process()
+    return getattr(module, function)
+
+
+def lost_case(descriptor: str, seed: int, target: str, run_id: str, canary: str, reason: str,
+              error_type: str) -> CaseResult:
+    """The result of a case whose worker gave none (it died, hung or was lost): a runner_error saying why."""
+    return CaseResult(descriptor, seed, Outcome.RUNNER_ERROR, reason=reason, target=target,
+                      runner=get_target(target).runner, run_id=run_id, canary=canary, error_type=error_type)
+
+
+def _worker_main(conn, case_fn: str, seed: int, target: str, keep_dir: str | None, canary: str, run_id: str) -> None:
+    from harness.config import parse_descriptor
+
+    run_case = case_function(case_fn)
     conn.send(("ready", rss_bytes()))
     while True:
         descriptor = conn.recv()
@@ -134,8 +146,7 @@ def run_parallel(
     workers = [_Worker(ctx, args) for _ in range(max(1, min(jobs, len(pending))))]
 
     def lost(task: str, reason: str, error_type: str) -> CaseResult:
-        return CaseResult(task, seed, Outcome.RUNNER_ERROR, reason=reason, target=target,
-                          runner=get_target(target).runner, run_id=run_id, canary=canary, error_type=error_type)
+        return lost_case(task, seed, target, run_id, canary, reason, error_type)
 
     try:
         while pending or any(w.task for w in workers):

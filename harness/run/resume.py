@@ -17,7 +17,7 @@ from pathlib import Path
 
 from harness.config import ConfigError
 from harness.results.case_result import CaseResult
-from harness.results.store import ResultsFileError, parse_line
+from harness.results.store import read_results
 
 
 @dataclass
@@ -37,22 +37,6 @@ def nothing_to_resume(results_path: Path) -> None:
         raise ConfigError(f"invalid --resume: no results at {results_path} and no part files beside it to resume")
 
 
-def _read(path: Path, tolerate_cut_end: bool) -> list[CaseResult]:
-    try:
-        lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    except (OSError, UnicodeDecodeError) as e:
-        raise ResultsFileError(f"cannot resume from {path}: {e}") from e
-    results = []
-    for number, line in enumerate(lines, 1):
-        try:
-            results.append(parse_line(line))
-        except (ValueError, KeyError, TypeError) as e:
-            if tolerate_cut_end and number == len(lines):
-                break
-            raise ResultsFileError(f"cannot resume from {path}: line {number} is damaged ({type(e).__name__})") from e
-    return results
-
-
 def earlier_results(results_path: Path, wanted: list[str], seed: int, target: str, canary: str,
                     versions: dict) -> Earlier:
     """The finished cases of the interrupted run at `results_path` that are in `wanted`; ConfigError if there is
@@ -63,7 +47,7 @@ def earlier_results(results_path: Path, wanted: list[str], seed: int, target: st
     earlier = Earlier(files=files)
     keep = set(wanted)
     for path in files:
-        for r in _read(path, tolerate_cut_end=path in parts):
+        for r in read_results(path, tolerate_cut_end=path in parts):
             for name, have, want in (("seed", r.seed, seed), ("target", r.target, target), ("canary", r.canary, canary)):
                 if have != want:
                     raise ConfigError(f"invalid --resume: {path} holds results made with {name} {have!r}, "
