@@ -20,7 +20,7 @@ from harness.results.metrics import METRICS
 SCHEMA_FILE = Path(__file__).with_name("schema.json")
 _STRING = {"type": "string"}
 _OUTCOMES = [o.value for o in Outcome]
-OPTIONAL = ("data_file",)  # added within version 2: lines written before it lack it
+OPTIONAL = ("data_file", "output_sha256", "packed")  # added within version 2: lines written before lack them
 
 
 def results_schema() -> dict:
@@ -52,6 +52,8 @@ def results_schema() -> dict:
         "conv_ops": {"type": "array", "items": _STRING},
         "timings_s": {"type": "object", "additionalProperties": {"type": "number"}},
         "versions": {"type": "object", "additionalProperties": _STRING},
+        "output_sha256": {"type": "string", "pattern": "^([0-9a-f]{64})?$"},
+        "packed": {"type": "integer", "minimum": 0},
         "artifacts": {"type": ["string", "null"]},
     }
     missing = set(CaseResult.__dataclass_fields__) ^ set(properties)

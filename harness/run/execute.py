@@ -8,6 +8,7 @@ on this path.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import time
 import traceback
@@ -32,6 +33,52 @@ def _one_line(text: str, limit: int = 400) -> str:
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
+def prepared_metrics(p: stages.Prepared) -> dict:
+    """What a result reports as soon as the quantizer chose its parameters."""
+    return {"qparams": p.quantized.qparams.summary()} if p.quantized is not None and p.quantized.qparams else {}
+
+
+def lowered_observation(artifact, metrics: dict, keep: dict) -> Observation | None:
+    """Records the artifact's facts; the observation if the case ends here (not delegated)."""
+    keep["tosa"] = artifact.tosa
+    keep["tosa_ops"], keep["conv_ops"] = list(artifact.tosa_ops), list(artifact.conv_ops)
+    metrics.update(artifact.facts)
+    if artifact.delegated:
+        return None
+    vela_cpu = artifact.facts.get("vela", {}).get("cpu_ops")
+    where = (", ".join(artifact.cpu_ops) if artifact.cpu_ops else f"Vela placed {vela_cpu} operator(s) on the CPU"
+             if vela_cpu else "nothing was delegated")
+    return Observation(Outcome.NOT_DELEGATED, f"left on CPU: {where}", metrics=metrics)
+
+
+def judged_observation(p: stages.Prepared, artifact, outputs, timings: dict, keep: dict, metrics: dict) -> Observation:
+    """Judge the program's output at each of the case's sizes; `outputs(index)` runs it at the index-th."""
+    verdicts = []
+    for index, (variant, tensors) in enumerate(p.runs):
+        output = outputs(index)
+        verdict, judge = stages.judge(p, artifact, index, output, timings)
+        verdicts.append((variant, verdict))
+        if index == 0:
+            keep["output_sha256"] = hashlib.sha256(output.detach().contiguous().numpy().tobytes()).hexdigest()
+        if index == 0 or verdict.outcome is not Outcome.PASS:
+            keep.update(inputs=tensors.inputs, output=output, reference=torch.as_tensor(judge.reference))
+        if verdict.outcome is Outcome.MISMATCH:
+            break
+    j = stages.combine(verdicts)
+    return Observation(j.outcome, j.reason, j.rule, {**metrics, **j.metrics})
+
+
+def failed_observation(e: Exception, metrics: dict, keep: dict) -> Observation:
+    """A stage's failure (StageError) or the runner's (RunnerError) as the case's observation."""
+    if isinstance(e, RunnerError):
+        return Observation(Outcome.RUNNER_ERROR, _one_line(str(e)), metrics=metrics, stage="run", error=str(e),
+                           error_type="RunnerError")
+    keep["traceback"] = "".join(traceback.format_exception(e.error))
+    cause = stages.root_cause(e.error)
+    return Observation(stages.STAGE_OUTCOME[e.stage], _one_line(str(e)), metrics=metrics, stage=e.stage,
+                       error=f"{e.error} {cause}", error_type=type(cause).__name__)
+
+
 def _observe(config: ConvConfig, seed: int, target_name: str, timings: dict, keep: dict, data_file: str = "") -> Observation:
     """Run the stages; what happened, before rejections and the registry."""
     target = get_target(target_name)
@@ -39,40 +86,19 @@ def _observe(config: ConvConfig, seed: int, target_name: str, timings: dict, kee
     try:
         p = stages.prepare(config, seed, target, timings, data_file)
         keep["inputs"] = p.tensors.inputs
-        if p.quantized is not None and p.quantized.qparams is not None:
-            metrics["qparams"] = p.quantized.qparams.summary()
+        metrics.update(prepared_metrics(p))
         artifact = stages.lower(p, timings)
-        keep["tosa"] = artifact.tosa
-        keep["tosa_ops"], keep["conv_ops"] = list(artifact.tosa_ops), list(artifact.conv_ops)
-        metrics.update(artifact.facts)
-        if not artifact.delegated:
-            vela_cpu = artifact.facts.get("vela", {}).get("cpu_ops")
-            where = (", ".join(artifact.cpu_ops) if artifact.cpu_ops else f"Vela placed {vela_cpu} operator(s) on the CPU"
-                     if vela_cpu else "nothing was delegated")
-            return Observation(Outcome.NOT_DELEGATED, f"left on CPU: {where}", metrics=metrics)
+        ended = lowered_observation(artifact, metrics, keep)
+        if ended is not None:
+            return ended
         runner = get_runner(target.runner)
         availability = runner.available(target.family)
         if not availability.ok:
             return Observation(Outcome.SKIPPED, availability.reason, metrics=metrics)
-        verdicts = []
-        for index, (variant, tensors) in enumerate(p.runs):
-            output = stages.run(p, artifact, index, runner, timings)
-            verdict, judge = stages.judge(p, artifact, index, output, timings)
-            verdicts.append((variant, verdict))
-            if index == 0 or verdict.outcome is not Outcome.PASS:
-                keep.update(inputs=tensors.inputs, output=output, reference=torch.as_tensor(judge.reference))
-            if verdict.outcome is Outcome.MISMATCH:
-                break
-        j = stages.combine(verdicts)
-        return Observation(j.outcome, j.reason, j.rule, {**metrics, **j.metrics})
-    except stages.StageError as e:
-        keep["traceback"] = "".join(traceback.format_exception(e.error))
-        cause = stages.root_cause(e.error)
-        return Observation(stages.STAGE_OUTCOME[e.stage], _one_line(str(e)), metrics=metrics, stage=e.stage,
-                           error=f"{e.error} {cause}", error_type=type(cause).__name__)
-    except RunnerError as e:
-        return Observation(Outcome.RUNNER_ERROR, _one_line(str(e)), metrics=metrics, stage="run", error=str(e),
-                           error_type="RunnerError")
+        return judged_observation(p, artifact, lambda index: stages.run(p, artifact, index, runner, timings),
+                                  timings, keep, metrics)
+    except (stages.StageError, RunnerError) as e:
+        return failed_observation(e, metrics, keep)
 
 
 def run_case(
@@ -102,15 +128,23 @@ def run_case(
         keep["traceback"] = "".join(traceback.format_exception(e))
         seen = Observation(Outcome.HARNESS_ERROR, _one_line(f"harness: {type(e).__name__}: {e}"), stage="harness",
                            error_type=type(e).__name__)
-    verdict = classify(config, seen, get_target(target).family)
     release_graph_caches()
     timings["total"] = round(time.perf_counter() - start, 4)
+    return case_result(config, seed, target, seen, timings, keep, keep_dir, canary, run_id, data_file)
+
+
+def case_result(config: ConvConfig, seed: int, target: str, seen: Observation, timings: dict, keep: dict,
+                keep_dir: str | Path | None, canary: str = "", run_id: str = "", data_file: str = "",
+                packed: int = 0) -> CaseResult:
+    """The result of what was seen, classified; a case that is not green leaves its files in `keep_dir`."""
+    verdict = classify(config, seen, get_target(target).family)
     result = CaseResult(
         config.descriptor, seed, verdict.outcome, reason=verdict.reason, target=target,
         runner=get_target(target).runner, run_id=run_id, actual_outcome=verdict.actual_outcome, rule=seen.rule,
         rejection=verdict.rejection, issue=verdict.issue, stale=verdict.stale, stage=seen.stage,
         error_type=seen.error_type, canary=canary, data_file=str(data_file), metrics=seen.metrics,
         tosa_ops=keep.get("tosa_ops", []), conv_ops=keep.get("conv_ops", []), timings_s=timings, versions=versions(),
+        output_sha256=keep.get("output_sha256", ""), packed=packed,
     )
     if keep_dir is not None and not result.green:
         result.artifacts = str(_keep(Path(keep_dir), result, keep))
