@@ -12,3 +12,11 @@ def run_case(config, seed, target, keep_dir=None, canary="", run_id="") -> CaseR
     if config.in_channels == 3:
         os._exit(3)  # as a segfault in native code would end the worker
     return CaseResult(config.descriptor, seed, Outcome.PASS, target=target, run_id=run_id)
+
+
+def run_pack(configs, seed, target, keep_dir=None, canary="", run_id="") -> list[CaseResult]:
+    """A pack dies as a whole if one of its cases would."""
+    if any(c.in_channels == 3 for c in configs):
+        os._exit(3)
+    return [CaseResult(c.descriptor, seed, Outcome.PASS, target=target, run_id=run_id, packed=len(configs))
+            for c in configs]

@@ -97,6 +97,7 @@ CASES = [  # (arguments, with {file} placeholders; a fragment of the one line)
     (["sweep", "--resume", "--results", "{dir}/none.jsonl", "--no-history"], "invalid --resume: no results at"),
     (["sweep", "--cluster", "nonsense", "--no-history"], "invalid --cluster=nonsense: expected local, auto"),
     (["sweep", "--time-limit", "0", "--no-history"], "invalid --time-limit=0.0: must be a number of seconds > 0"),
+    (["sweep", "--pack", "0", "--no-history"], "invalid --pack 0: must be >= 1 (1 runs every case alone)"),
     (["run", "conv2d_ic8_oc8_i8x8_k3_dscaptured"], "needs the file its tensors were captured to: --captured FILE"),
     (["run", "conv2d_ic8_oc8_i8x8_k3_dscaptured", "--captured", "{missing.jsonl}"], "invalid --captured="),
     (["shrink", "conv2d_ic8_oc8_i8x8_k3", "--max-runs", "0"], "invalid --max-runs=0: must be an integer >= 1"),

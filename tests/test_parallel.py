@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from harness.config import parse_descriptor
 from harness.run.parallel import run_parallel
 from harness.results.case_result import Outcome
@@ -23,6 +25,22 @@ def test_a_dying_worker_costs_only_its_case():
         else:
             assert r.outcome is Outcome.PASS and r.seed == 7
         assert r.run_id == "r1" and r.target == "tosa"
+
+
+@pytest.mark.parametrize("stand_in, why", [("crashing_case", "exit code 3"), ("hanging_case", "timeout")])
+def test_a_lost_pack_costs_no_case_its_cases_run_again_alone(stand_in, why):
+    descriptors = [f"conv2d_ic{ic}_oc4_i8x8_k3" for ic in (1, 2, 3, 4, 5, 6, 7, 8)]
+    configs = [parse_descriptor(d) for d in descriptors]
+    seen = []
+    run_parallel(configs, 0, "tosa", 2, seen.append, case_fn=f"tests.{stand_in}:run_case", run_id="r3",
+                 time_limit=3.0, pack=4)
+    assert sorted(r.descriptor for r in seen) == sorted(c.descriptor for c in configs)  # each exactly once
+    for r in seen:
+        ic = parse_descriptor(r.descriptor).in_channels
+        if ic == 3:
+            assert r.outcome is Outcome.RUNNER_ERROR and why in r.reason and r.packed == 0
+        else:
+            assert r.outcome is Outcome.PASS and r.packed == (0 if ic <= 4 else 4), (ic, r.packed)
 
 
 def test_a_hanging_case_is_a_timeout_and_the_sweep_goes_on():

@@ -22,22 +22,25 @@ NARROW_SPAN = 2  # spatial: sizes s .. s+2, few enough for the backend to enumer
 WIDE_SPAN = 512  # spatial-wide: s .. s+512, more than its 256-value exact-set analysis
 
 
-def export_dims(c: ConvConfig) -> tuple[dict[int, torch.export.Dim], ...] | None:
-    """`dynamic_shapes` for `torch.export.export` of the case's model (one input)."""
+def export_dims(c: ConvConfig, prefix: str = "") -> tuple[dict[int, torch.export.Dim], ...] | None:
+    """`dynamic_shapes` for `torch.export.export` of the case's model (one input). `prefix` starts
+    each dim's name: in a pack every case needs dims of its own (torch.export equates dims by name)."""
     if c.dynamic == "none":
         return None
     dims: dict[int, torch.export.Dim] = {}
     if c.dynamic_batch:
-        dims[0] = torch.export.Dim("batch", min=1, max=max(MAX_BATCH, c.batch + 1))
+        dims[0] = torch.export.Dim(f"{prefix}batch", min=1, max=max(MAX_BATCH, c.batch + 1))
     if c.dynamic_spatial:
         span = WIDE_SPAN if c.dynamic == "spatial-wide" else NARROW_SPAN
         step = c.size_step
         for i, size in enumerate(c.input_size):
             if step == 1:
-                dims[2 + i] = torch.export.Dim(f"size{i}", min=size, max=size + span)
+                dims[2 + i] = torch.export.Dim(f"{prefix}size{i}", min=size, max=size + span)
             else:  # a derived dim: only multiples of the step exist
-                dims[2 + i] = step * torch.export.Dim(f"size{i}_over_{step}", min=size // step, max=size // step + span)
+                dims[2 + i] = step * torch.export.Dim(f"{prefix}size{i}_over_{step}", min=size // step,
+                                                      max=size // step + span)
     return (dims,)
+
 
 
 def run_configs(c: ConvConfig) -> tuple[ConvConfig, ...]:
@@ -48,7 +51,7 @@ def run_configs(c: ConvConfig) -> tuple[ConvConfig, ...]:
     if not c.dynamic_spatial:
         return (c, replace(c, batch=other_batch))
     step = c.size_step
-    return (
+    return (  # harness.cases.packing.run_count(c) is len() of this, without torch
         c,
         replace(c, batch=other_batch, input_size=tuple(s + step for s in c.input_size)),
         replace(c, input_size=tuple(s + 2 * step for s in c.input_size)),

@@ -14,6 +14,7 @@ import sys
 from harness.cli import bisect, cases, history, sweeps
 from harness.config import ConfigError
 from harness.history.db import DEFAULT_DB, HistoryError
+from harness.policy.packing import PACK_SIZE
 from harness.policy.targets import DEFAULT_TARGET, TARGETS
 from harness.results.store import ResultsFileError
 
@@ -180,6 +181,8 @@ def _time_limit(p) -> None:
                    "and its worker is replaced (default: the tier's, harness/policy/limits.py)")
     p.add_argument("--cluster", default="", metavar="ADDRESS", help="run the cases as tasks on a Ray cluster: "
                    "'local' starts one here with -j CPUs; 'auto' or ray://HOST:PORT joins one (extra: cluster)")
+    p.add_argument("--pack", type=int, default=PACK_SIZE, metavar="N", help="lower and run up to N cases as one "
+                   f"program where that is proven identical (harness/policy/packing.py; default {PACK_SIZE}, 1: alone)")
     p.add_argument("--resume", action="store_true", help="continue the interrupted run whose results are at the "
                    "results path: run only the cases it did not finish, under the same run id")
 

@@ -53,7 +53,8 @@ def _sweep(args, tier: str, results: Path | None, db: Path | None):
 
     req = SweepRequest(tier, args.random, args.seed, args.filter, args.shard, args.target, getattr(args, "canary", ""),
                        args.jobs, results, db, time_limit=getattr(args, "time_limit", None),
-                       resume=getattr(args, "resume", False), cluster=getattr(args, "cluster", ""))
+                       resume=getattr(args, "resume", False), cluster=getattr(args, "cluster", ""),
+                       pack=getattr(args, "pack", 1))
     on_result, bar = _progress(len(check(req)), not args.no_progress)
     try:
         done = run_sweep(req, on_result)

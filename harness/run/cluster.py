@@ -1,6 +1,7 @@
 """Run a sweep's cases as tasks on a Ray cluster instead of local worker processes.
 
-The optional extra `cluster` (ray). A case is one task: it runs
+The optional extra `cluster` (ray). A task is a pack of cases or one case
+(`harness.cases.packing`): it runs `harness.run.packed.run_pack` or
 `harness.run.execute.run_case` (or a test's stand-in) in a Ray worker process,
 which sets itself up once (`setup_process`) and is reused for the next task,
 and returns the result's JSON line. The driver streams each result, as it
@@ -9,8 +10,8 @@ arrives, into the same results file and run history as a local sweep
 depends on its descriptor and seed only, so a cluster run gives the same
 results as a local one, case by case. A worker that dies in a case (a segfault,
 the OOM killer) costs that case, a `runner_error` as locally; a case past the
-time limit is cancelled and is a `runner_error` timeout. No task is retried:
-a retry would hide a crash.
+time limit is cancelled and is a `runner_error` timeout. No case is retried
+(a retry would hide a crash), but a lost pack's cases are run again, each alone.
 
 ADDRESS: `local` starts a cluster on this machine for the sweep (`-j` CPUs);
 anything else is passed to `ray.init` (`auto`, `ray://head:10001`): every node
@@ -25,7 +26,7 @@ from typing import Callable, Iterable
 
 from harness.config import ConfigError, ConvConfig
 from harness.results.case_result import CaseResult
-from harness.run.parallel import case_function, lost_case
+from harness.run.parallel import lost_case, task_function
 
 
 def _ray():
@@ -43,57 +44,61 @@ def check_cluster(address: str) -> None:
         raise ConfigError(f"invalid --cluster={address}: expected local, auto, ray://HOST:PORT or HOST:PORT")
 
 
-def _run_one(case_fn: str, descriptor: str, seed: int, target: str, canary: str, run_id: str,
-             keep_dir: str | None) -> str:
-    """The task body, in a Ray worker: set the process up once, run the case, return its JSON line."""
-    from harness.config import parse_descriptor
-
-    result = case_function(case_fn)(parse_descriptor(descriptor), seed, target, keep_dir=keep_dir, canary=canary,
-                                    run_id=run_id)
-    return result.to_json()
+def _run_task(case_fn: str, task: tuple[str, ...], seed: int, target: str, canary: str, run_id: str,
+              keep_dir: str | None) -> list[str]:
+    """The task body, in a Ray worker: set the process up once, run the case or pack, return the JSON lines."""
+    return task_function(case_fn)(task, seed, target, keep_dir, canary, run_id)
 
 
 def run_on_cluster(configs: Iterable[ConvConfig], seed: int, target: str, address: str, jobs: int,
                    on_result: Callable[[CaseResult], None], case_fn: str, canary: str = "", run_id: str = "",
-                   time_limit: float | None = None, keep_dir: str | None = None) -> None:
-    """Run every config as a task on the cluster at `address`; call `on_result` as each finishes. A failing
-    case's artifacts are kept under `keep_dir` on the node that ran it."""
+                   time_limit: float | None = None, keep_dir: str | None = None, pack: int = 1) -> None:
+    """Run every config on the cluster at `address`, a pack of up to `pack` cases a task (harness.cases.packing);
+    call `on_result` as each case finishes. A failing case's artifacts are kept under `keep_dir` on the node
+    that ran it."""
+    from harness.cases.packing import form_packs
+
     ray = _ray()
     started_here = not ray.is_initialized()
     if started_here:
         local = address == "local"
         ray.init(address=None if local else address, num_cpus=jobs if local else None, include_dashboard=False,
                  log_to_driver=False, configure_logging=False)
-    task = ray.remote(num_cpus=1, max_retries=0)(_run_one)
+    remote = ray.remote(num_cpus=1, max_retries=0)(_run_task)
 
-    def lost(descriptor: str, reason: str, error_type: str) -> CaseResult:
-        return lost_case(descriptor, seed, target, run_id, canary, reason, error_type)
+    def lost(task: tuple[str, ...], reason: str, error_type: str) -> None:
+        if len(task) > 1:  # a pack: its cases again, alone, next
+            pending.extendleft((d,) for d in reversed(task))
+        else:
+            on_result(lost_case(task[0], seed, target, run_id, canary, reason, error_type))
 
     slots = jobs if address == "local" else max(1, int(ray.cluster_resources().get("CPU", jobs)))
-    pending = deque(c.descriptor for c in configs)
-    running: dict = {}  # ref -> (descriptor, when submitted): never more than the cluster has CPUs, so a task's
+    pending = deque(tuple(c.descriptor for c in t) for t in form_packs(list(configs), target, pack))
+    running: dict = {}  # ref -> (task, when submitted): never more than the cluster has CPUs, so a task's
     # clock starts when it can start, not while it waits behind others
     try:
         while pending or running:
             while pending and len(running) < slots:
-                descriptor = pending.popleft()
-                running[task.remote(case_fn, descriptor, seed, target, canary, run_id, keep_dir)] = (descriptor, time.monotonic())
+                task = pending.popleft()
+                running[remote.remote(case_fn, task, seed, target, canary, run_id, keep_dir)] = (task, time.monotonic())
             done, _ = ray.wait(list(running), num_returns=1, timeout=1.0)
             for ref in done:
-                descriptor, _ = running.pop(ref)
+                task, _ = running.pop(ref)
                 try:
-                    result = _parse(ray.get(ref))
+                    lines = ray.get(ref)
                 except ray.exceptions.RayError as e:  # the worker died, or the task raised
-                    result = lost(descriptor, f"the cluster lost this case ({type(e).__name__}: "
-                                  f"{str(e).strip().splitlines()[0][:200]}); run it alone with `python -m harness run`",
-                                  type(e).__name__)
-                on_result(result)
-            for ref, (descriptor, since) in list(running.items()) if time_limit else []:
+                    lost(task, f"the cluster lost this case ({type(e).__name__}: "
+                         f"{str(e).strip().splitlines()[0][:200]}); run it alone with `python -m harness run`",
+                         type(e).__name__)
+                    continue
+                for line in lines:
+                    on_result(_parse(line))
+            for ref, (task, since) in list(running.items()) if time_limit else []:
                 if time.monotonic() - since > time_limit:
                     ray.cancel(ref, force=True)
                     running.pop(ref)
-                    on_result(lost(descriptor, f"timeout: no result after {time_limit:g} s (the tier's limit, "
-                                   "harness/policy/limits.py); the task was cancelled", "Timeout"))
+                    lost(task, f"timeout: no result after {time_limit:g} s (the tier's limit, "
+                         "harness/policy/limits.py); the task was cancelled", "Timeout")
     finally:
         if started_here:
             ray.shutdown()

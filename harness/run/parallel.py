@@ -32,6 +32,7 @@ from harness.results.case_result import CaseResult, Outcome
 
 
 DEFAULT_CASE_FN = "harness.run.execute:run_case"
+PACK_FN_MODULE = "harness.run.packed"  # its run_pack runs a task of more than one case
 
 
 @dataclass
@@ -39,7 +40,7 @@ class WorkerStats:
     """What the workers cost: seconds from start to ready, resident memory after each case, recycles."""
 
     startup_s: list[float] = field(default_factory=list)
-    rss_after_case: list[int] = field(default_factory=list)  # bytes, in the order the results arrived
+    rss_after_case: list[int] = field(default_factory=list)  # bytes after each task (a case or a pack), in order
     recycled: int = 0
     start_method: str = ""
 
@@ -82,17 +83,39 @@ def lost_case(descriptor: str, seed: int, target: str, run_id: str, canary: str,
                       runner=get_target(target).runner, run_id=run_id, canary=canary, error_type=error_type)
 
 
-def _worker_main(conn, case_fn: str, seed: int, target: str, keep_dir: str | None, canary: str, run_id: str) -> None:
+def task_function(case_fn: str) -> Callable:
+    """Runs one task (a tuple of descriptors): a pack through the case function's module's `run_pack`
+    (harness.run.packed), a single case through the case function; returns the results' JSON lines."""
+    import importlib
+
     from harness.config import parse_descriptor
 
     run_case = case_function(case_fn)
+
+    def run_task(task: tuple[str, ...], seed: int, target: str, keep_dir: str | None, canary: str,
+                 run_id: str) -> list[str]:
+        configs = [parse_descriptor(d) for d in task]
+        kwargs = dict(keep_dir=keep_dir, canary=canary, run_id=run_id)
+        if len(configs) == 1:
+            return [run_case(configs[0], seed, target, **kwargs).to_json()]
+        module = importlib.import_module(case_fn.split(":")[0])  # a stand-in case function packs its own way, or not
+        run_pack = getattr(module, "run_pack", None) or (
+            importlib.import_module(PACK_FN_MODULE).run_pack if case_fn == DEFAULT_CASE_FN else None)
+        if run_pack is None:
+            return [run_case(c, seed, target, **kwargs).to_json() for c in configs]
+        return [r.to_json() for r in run_pack(configs, seed, target, **kwargs)]
+
+    return run_task
+
+
+def _worker_main(conn, case_fn: str, seed: int, target: str, keep_dir: str | None, canary: str, run_id: str) -> None:
+    run_task = task_function(case_fn)
     conn.send(("ready", rss_bytes()))
     while True:
-        descriptor = conn.recv()
-        if descriptor is None:
+        task = conn.recv()
+        if task is None:
             return
-        result = run_case(parse_descriptor(descriptor), seed, target, keep_dir=keep_dir, canary=canary, run_id=run_id)
-        conn.send(("result", (result.to_json(), rss_bytes())))
+        conn.send(("result", (run_task(task, seed, target, keep_dir, canary, run_id), rss_bytes())))
 
 
 class _Worker:
@@ -102,11 +125,14 @@ class _Worker:
         self.process = ctx.Process(target=_worker_main, args=(child, *args), daemon=True)
         self.process.start()
         child.close()
-        self.task: str | None = None
+        self.task: tuple[str, ...] | None = None
         self.started = 0.0  # time.monotonic() when the task was sent
         self.ready = False
 
     def stop(self) -> None:
+        """Let an idle worker leave; a busy one (the sweep was stopped mid-task) is killed at once."""
+        if self.task is not None and self.process.is_alive():
+            self.process.kill()
         if self.process.is_alive():
             try:
                 self.conn.send(None)
@@ -130,6 +156,7 @@ def run_parallel(
     time_limit: float | None = None,
     recycle_rss: int | None = None,
     stats: WorkerStats | None = None,
+    pack: int = 1,
 ) -> None:
     """Run every config on `jobs` workers; call `on_result` as each finishes.
 
@@ -137,16 +164,23 @@ def run_parallel(
     a test substitutes one; a `setup_process` in its module runs once per worker.
     `time_limit`: seconds a case may run (None: no limit); `recycle_rss`: bytes of resident memory after a case
     above which its worker is replaced (None: never); `stats` collects the workers' costs.
+    `pack`: the most cases lowered as one program (harness.cases.packing; 1: every case alone). A pack
+    whose worker dies or hangs costs no case: each of its cases is queued again, alone.
     """
     ctx = _context(case_fn)
     stats = stats if stats is not None else WorkerStats()
     stats.start_method = ctx.get_start_method()
-    pending = deque(c.descriptor for c in configs)
+    from harness.cases.packing import form_packs
+
+    pending = deque(tuple(c.descriptor for c in task) for task in form_packs(list(configs), target, pack))
     args = (case_fn, seed, target, keep_dir, canary, run_id)
     workers = [_Worker(ctx, args) for _ in range(max(1, min(jobs, len(pending))))]
 
-    def lost(task: str, reason: str, error_type: str) -> CaseResult:
-        return lost_case(task, seed, target, run_id, canary, reason, error_type)
+    def lost(task: tuple[str, ...], reason: str, error_type: str) -> None:
+        if len(task) > 1:  # a pack: its cases again, alone, next
+            pending.extendleft((d,) for d in reversed(task))
+        else:
+            on_result(lost_case(task[0], seed, target, run_id, canary, reason, error_type))
 
     try:
         while pending or any(w.task for w in workers):
@@ -156,9 +190,9 @@ def run_parallel(
             for w in [w for w in workers if w.task and time_limit and time.monotonic() - w.started > time_limit]:
                 w.process.kill()
                 w.process.join(timeout=5)
-                on_result(lost(w.task, f"timeout: no result after {time_limit:g} s (the tier's limit, "
+                lost(w.task, f"timeout: no result after {time_limit:g} s (the tier's limit, "
                                "harness/policy/limits.py); its worker was replaced. Run it alone with "
-                               "`python -m harness run` to see where it hangs", "Timeout"))
+                               "`python -m harness run` to see where it hangs", "Timeout")
                 workers.remove(w)
                 if pending:
                     workers.append(_Worker(ctx, args))
@@ -172,8 +206,9 @@ def run_parallel(
                         w.ready = True
                         stats.startup_s.append(round(time.monotonic() - w.born, 3))
                     if kind == "result":
-                        line, rss = payload
-                        on_result(CaseResult.from_dict(json.loads(line)))
+                        lines, rss = payload
+                        for line in lines:
+                            on_result(CaseResult.from_dict(json.loads(line)))
                         stats.rss_after_case.append(rss)
                         w.task = None
                         if recycle_rss and rss > recycle_rss:  # retire it now, between two cases
@@ -197,9 +232,9 @@ def run_parallel(
                     if not w.ready:
                         raise RuntimeError(f"a worker process failed to start (exit code {w.process.exitcode})")
                     if w.task is not None:
-                        on_result(lost(w.task, f"worker process died (exit code {w.process.exitcode}) while running "
+                        lost(w.task, f"worker process died (exit code {w.process.exitcode}) while running "
                                        "this case; run it alone with `python -m harness run` to see the stage",
-                                       "WorkerDied"))
+                                       "WorkerDied")
                     workers.remove(w)
                     if pending:
                         workers.append(_Worker(ctx, args))

@@ -14,10 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from harness.cases.packing import check_pack_size
 from harness.cases.selection import select
 from harness.config import ConfigError
 from harness.history.db import COMPLETE, INTERRUPTED, History, RunInfo
 from harness.policy.limits import WORKER_RECYCLE_RSS, case_time_limit
+from harness.policy.packing import PACK_SIZE
 from harness.policy.targets import get_target
 from harness.results.case_result import CaseResult, new_run_id, versions
 from harness.results.store import ResultWriter, ordered, read_results, write_results
@@ -41,6 +43,7 @@ class SweepRequest:
     time_limit: float | None = None  # seconds per case; None: the tier's (harness/policy/limits.py)
     resume: bool = False  # continue the interrupted run at `results` (harness/run/resume.py)
     cluster: str = ""  # a Ray cluster's address, or 'local' (harness/run/cluster.py); '': local workers
+    pack: int = PACK_SIZE  # most cases lowered as one program (harness/policy/packing.py); 1: every case alone
 
 
 @dataclass
@@ -74,6 +77,7 @@ def check(req: SweepRequest) -> list:
         from harness.cases.canaries import get
 
         get(req.canary)
+    check_pack_size(req.pack)
     if req.resume:
         nothing_to_resume(results_file(req))
     if req.cluster:
@@ -124,10 +128,11 @@ def run_sweep(req: SweepRequest, on_result: Callable[[CaseResult], None] | None 
                 from harness.run.cluster import run_on_cluster
 
                 run_on_cluster(todo, req.seed, req.target, req.cluster, req.jobs, record, req.case_fn, req.canary,
-                               run.run_id, limit, keep_dir)
+                               run.run_id, limit, keep_dir, req.pack)
             else:
                 run_parallel(todo, req.seed, req.target, req.jobs, record, keep_dir=keep_dir, case_fn=req.case_fn,
-                             canary=req.canary, run_id=run.run_id, time_limit=limit, recycle_rss=WORKER_RECYCLE_RSS)
+                             canary=req.canary, run_id=run.run_id, time_limit=limit, recycle_rss=WORKER_RECYCLE_RSS,
+                             pack=req.pack)
         except KeyboardInterrupt:
             interrupted = True
     results = ordered(earlier.results + read_results(part), [c.descriptor for c in configs])
