@@ -1,4 +1,8 @@
-"""Process set-up: the speed-ups change nothing, and stay off on a torch they were not written for."""
+"""Process set-up: the speed-ups change nothing, and stay off on a torch they were not written for.
+
+Byte-identical flatbuffers with and without them, for cases alone (quantized, transposed, 3D, padding
+modes, control flow, dynamic shapes) and for a pack.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +18,11 @@ CASES = [
     "tconv2d_ic8_oc4_i8x8_k3_s2_p1_op1_qa8w8-pt",
     "conv3d_ic2_oc4_i5x6x7_k2x3x1_s2x1x1_qfp32",
     "conv1d_ic4_oc4_i12_k3_p2_pmreflect_qa8w8",
+    "conv2d_n1_ic8_oc8_g1_i12x12_k3x3_s1x1_p1x1_d1x1_b1_pmzeros_qa8w8_dsnormal_cxcond",
+    "conv2d_n2_ic4_oc8_g1_i16x17_k3x3_s2x2_p1x1_d1x1_b1_pmzeros_qa8w8_dsnormal_cxnone_dyspatial",
 ]
+PACKED = ["conv2d_ic8_oc16_i16x16_k3_s2_p1_qa8w8", "conv2d_ic4_oc8_g4_i12x12_k3_p1_qa8w8",
+          "conv1d_ic4_oc4_i12_k3_p2_pmreflect_qa8w8"]
 
 SCRIPT = """
 import hashlib, sys
@@ -27,12 +35,18 @@ for d in sys.argv[1:]:
     p = stages.prepare(parse_descriptor(d), 0, get_target("tosa"))
     a = stages.lower(p)
     print(d, [hashlib.sha256(b).hexdigest()[:16] for b in a.tosa])
+from harness.lowering.lower import lower
+from harness.lowering.pack import pack_programs
+ps = [stages.prepare(parse_descriptor(d), 0, get_target("tosa")) for d in PACKED]
+packed = pack_programs([p.program for p in ps], [p.example_inputs for p in ps])
+a = lower(packed.module, packed.inputs, "a8w8", get_target("tosa"))
+print("packed", [hashlib.sha256(b).hexdigest()[:16] for b in a.tosa])
 """
 
 
 def _lowered(no_speedups: bool) -> list[str]:
     env = dict(os.environ, HARNESS_NO_SPEEDUPS="1" if no_speedups else "0")
-    out = subprocess.run([sys.executable, "-c", SCRIPT, *CASES], env=env, capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-c", f"PACKED = {PACKED!r}" + SCRIPT, *CASES], env=env, capture_output=True, text=True, check=True)
     return out.stdout.splitlines()
 
 
@@ -41,7 +55,7 @@ def test_lowering_is_byte_identical_without_speedups():
     fast, slow = _lowered(False), _lowered(True)
     assert fast[0] == "speedups True" and slow[0] == "speedups False"
     assert fast[1:] == slow[1:]
-    assert len(fast) == len(CASES) + 1
+    assert len(fast) == len(CASES) + 2 and fast[-1].startswith("packed [")
 
 
 def test_speedups_stay_off_on_another_torch_and_say_so_once(monkeypatch, capsys):

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import torch
 from executorch.exir import EdgeCompileConfig, EdgeProgramManager, to_edge_transform_and_lower
 
+from harness.lowering import lazy_compile
 from harness.policy.targets import Target
 from harness.targets import backend
 from harness.tosa.graph import TosaSummary, read_tosa
@@ -101,7 +102,7 @@ def lower(
         spec = side.compile_spec(target, scheme, dynamic, control_flow, workdir)
         exported = torch.export.export(module, inputs, dynamic_shapes=dynamic_shapes)
         log = io.StringIO()  # what the backend's compiler prints (Vela's summary) is a fact, not noise
-        with redirect_stdout(log):
+        with redirect_stdout(log), lazy_compile.during_lowering():
             # As ExecuTorch's own Arm flows do (aot_arm_compiler, the Arm recipes, the
             # Arm tests): the edge IR verifier does not know the TOSA dialect's dtypes.
             program = to_edge_transform_and_lower(

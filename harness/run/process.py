@@ -31,6 +31,9 @@ byte-identical either way.
   cost grows with the square of the number of passes (10% of a case). Those
   histories are only ever read after creation (ExecuTorch's and torchao's
   debug-handle walkers), so sharing them instead of copying is equivalent.
+* Each pass's graph module is compiled to Python at once, though the passes
+  interpret the graph and never run that code; during the lowering they
+  compile when first run instead (`harness.lowering.lazy_compile`).
 """
 
 from __future__ import annotations
@@ -180,6 +183,9 @@ def install() -> None:
         torch._ops.Callable = CachedCallable
 
     _share_node_source_history()
+    from harness.lowering import lazy_compile
+
+    lazy_compile.enable()
     _INSTALLED = True
 
 
