@@ -1,7 +1,9 @@
 """Per-case cost: the harness's path against ExecuTorch's own TOSA pipelines.
 
 Times, on the same ten configs, (a) `harness.run.execute.run_case` (build,
-quantize, export, lower, run on the reference model, compare) and (b)
+quantize, export, lower, run on the reference model, compare), each case
+alone and the ten as one pack (`harness.run.packed.run_pack`, its time shared
+out per case), and (b)
 ExecuTorch's `TosaPipelineINT` / `TosaPipelineFP` (the Arm backend's own test
 pipelines, which also quantize, lower, run the reference model and compare).
 Each side runs in its own fresh process, so (b) gets none of the harness's
@@ -53,6 +55,7 @@ def _time(fn) -> float:
 def _harness_side(repeat: int) -> dict:
     from harness.config import parse_descriptor
     from harness.run.execute import run_case
+    from harness.run.packed import run_pack
     from harness.run.process import setup_process
 
     setup_process()
@@ -67,6 +70,13 @@ def _harness_side(repeat: int) -> dict:
                 assert r.outcome.value == "pass", (d, r.outcome, r.reason)
 
             out[d] = [_time(lambda: go(s)) for s in range(repeat)]
+        configs = [parse_descriptor(f"{base}_q{scheme}") for base in CONFIGS]
+
+        def go_packed(seed):
+            results = run_pack(configs, seed)
+            assert all(r.outcome.value == "pass" and r.packed == len(configs) for r in results), results
+
+        out[f"packed_q{scheme}"] = [_time(lambda: go_packed(s)) / len(configs) for s in range(repeat)]
     return out
 
 
@@ -116,17 +126,20 @@ def main() -> int:
     ours, theirs = side("harness"), side("pipeline")
     summary = {}
     for scheme, name in (("a8w8", "TosaPipelineINT"), ("fp32", "TosaPipelineFP")):
-        keys = [k for k in ours if k.endswith(f"_q{scheme}")]
+        keys = [k for k in ours if k.endswith(f"_q{scheme}") and not k.startswith("packed_")]
         for k in keys:
             print(f"{k:55s} harness {statistics.median(ours[k]):.3f}s  {name} {statistics.median(theirs[k]):.3f}s")
         o = statistics.median(t for k in keys for t in ours[k])
         p = statistics.median(t for k in keys for t in theirs[k])
-        summary[scheme] = {"harness_median_s": round(o, 3), f"{name}_median_s": round(p, 3), "ratio": round(p / o, 2)}
+        packed = statistics.median(ours[f"packed_q{scheme}"])
+        summary[scheme] = {"harness_median_s": round(o, 3), "harness_packed_s": round(packed, 3),
+                           f"{name}_median_s": round(p, 3), "ratio": round(p / o, 2), "ratio_packed": round(p / packed, 2),
+                           "pack_size": len(CONFIGS)}
     print()
     for scheme, s in summary.items():
         name = "TosaPipelineINT" if scheme == "a8w8" else "TosaPipelineFP"
-        print(f"{scheme}: harness {s['harness_median_s']:.3f} s/case, {name} {s[f'{name}_median_s']:.3f} s/case "
-              f"(ratio {s['ratio']:.2f})")
+        print(f"{scheme}: harness {s['harness_median_s']:.3f} s/case alone, {s['harness_packed_s']:.3f} s/case packed; "
+              f"{name} {s[f'{name}_median_s']:.3f} s/case (ratio {s['ratio']:.2f} alone, {s['ratio_packed']:.2f} packed)")
     if args.json:
         Path(args.json).write_text(json.dumps({"summary": summary, "harness": ours, "pipelines": theirs}, indent=2))
     return 0

@@ -1,0 +1,117 @@
+"""Sweep wall time with -j 2, packed and alone, and the harness's own share of a case.
+
+Runs `python -m harness sweep` on a tier twice, with packing (the default
+pack size) and with every case alone (`--pack 1`), each from a fresh process,
+and compares the two results files case by case: outcome, reason, rule,
+metrics, TOSA operators and output digest must be equal. Reports each run's
+wall time and, from the packed run's per-case timings, the harness's own
+share of a case: building the model and data, judging, and the unaccounted
+rest of `total` (the stages proper are quantize, lower, run); writing a
+result to the results file and the run history is timed by writing the
+run's results again.
+
+    python benchmarks/bench_sweeps.py [--sweep smoke] [-j 2] [--alone-results FILE] [--json out.json]
+
+`--alone-results` reuses an earlier `--pack 1` run's results file instead of
+running it again (the nightly alone takes most of an hour on two cores).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+SAME = ("outcome", "reason", "rule", "metrics", "tosa_ops", "conv_ops", "output_sha256")
+STAGES = ("quantize", "lower", "run")
+
+
+def _sweep(tier: str, jobs: int, pack: int | None, results: Path) -> float:
+    cmd = [sys.executable, "-m", "harness", "sweep", "--sweep", tier, "-j", str(jobs), "--no-progress",
+           "--no-history", "--results", str(results)] + ([] if pack is None else ["--pack", str(pack)])
+    start = time.perf_counter()
+    subprocess.run(cmd, cwd=ROOT, check=False, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def _read(path: Path) -> dict[str, dict]:
+    return {r["descriptor"]: r for r in map(json.loads, path.read_text().splitlines())}
+
+
+def _own_share(results: dict[str, dict]) -> list[float]:
+    """Per case: what the harness itself spends, as a share of the case's total."""
+    shares = []
+    for r in results.values():
+        t = r["timings_s"]
+        if t.get("total"):
+            shares.append(1 - sum(t.get(k, 0.0) for k in STAGES) / t["total"])
+    return shares
+
+
+def _writing_s(results_path: Path) -> float:
+    """Seconds per case to write a result to a results file and a fresh run history."""
+    from harness.history.db import History, RunInfo
+    from harness.results.store import ResultWriter, read_results
+
+    results = read_results(results_path)
+    with tempfile.TemporaryDirectory() as tmp:
+        history = History(Path(tmp) / "h.sqlite")
+        history.ensure_run(RunInfo("bench", "bench", 0, "tosa", expected=len(results)))
+        start = time.perf_counter()
+        with ResultWriter(Path(tmp) / "r.jsonl") as writer:
+            for r in results:
+                writer.write(r)
+                history.record(r)
+        elapsed = time.perf_counter() - start
+        history.close()
+    return elapsed / max(1, len(results))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sweep", default="smoke")
+    parser.add_argument("-j", "--jobs", type=int, default=2)
+    parser.add_argument("--alone-results", type=Path, help="an earlier --pack 1 run's results, instead of a new run")
+    parser.add_argument("--json", type=Path, help="write the figures here")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        packed_path = Path(tmp) / "packed.jsonl"
+        packed_s = _sweep(args.sweep, args.jobs, None, packed_path)
+        alone_path, alone_s = args.alone_results, None
+        if alone_path is None:
+            alone_path = Path(tmp) / "alone.jsonl"
+            alone_s = _sweep(args.sweep, args.jobs, 1, alone_path)
+        packed, alone = _read(packed_path), _read(alone_path)
+        writing = _writing_s(packed_path)
+    differ = sorted(d for d in alone if d not in packed or any(packed[d].get(k) != alone[d].get(k) for k in SAME
+                                                                 if k in alone[d]))
+    shares = _own_share(packed)
+    totals = [r["timings_s"].get("total", 0.0) for r in packed.values()]
+    figures = {
+        "sweep": args.sweep, "jobs": args.jobs, "cases": len(alone),
+        "packed_wall_s": round(packed_s, 1), "alone_wall_s": None if alone_s is None else round(alone_s, 1),
+        "cases_packed": sum(1 for r in packed.values() if r.get("packed")),
+        "identical_cases": len(alone) - len(differ), "differing": differ[:20],
+        "outcomes": {o: sum(1 for r in packed.values() if r["outcome"] == o)
+                     for o in sorted({r["outcome"] for r in packed.values()})},
+        "harness_share_median": round(statistics.median(shares), 4),
+        "harness_share_mean": round(statistics.mean(shares), 4),
+        "writing_s_per_case": round(writing, 5),
+        "writing_share_of_mean_case": round(writing / statistics.mean(totals), 4),
+    }
+    print(json.dumps(figures, indent=2))
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2) + "\n")
+    return 0 if not differ else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
