@@ -45,6 +45,9 @@ def cmd_list(args) -> int:
     if args.stats:
         _print_stats(configs)
         return EXIT_OK
+    if getattr(args, "classes", False):
+        _print_classes(configs)
+        return EXIT_OK
     for c in configs:
         if args.json:
             fields = c.fields_dict()
@@ -52,6 +55,19 @@ def cmd_list(args) -> int:
         else:
             print(c.descriptor)
     return EXIT_OK
+
+
+def _print_classes(configs) -> None:
+    """Each structural class with its case count, then what each fact takes per conv kind."""
+    from harness.cases.classes import classes, marginals
+
+    counted = classes(configs)
+    for name, n in sorted(counted.items()):
+        print(f"{n:5d}  {name}")
+    print(f"{len(counted)} structural classes over {len(configs)} cases")
+    for kind, facts in marginals(configs).items():
+        axis = facts.pop("axis (k,s,p,d)")
+        print(f"{kind}: {len(axis)} axis classes; " + "; ".join(f"{f} {' '.join(map(str, v))}" for f, v in facts.items()))
 
 
 def _print_result(r) -> None:
