@@ -212,7 +212,25 @@ CANARIES: dict[str, Canary] = {
 }
 
 
+def _mutant(name: str) -> Canary:
+    """A mutant of the installed lowering (harness.mutate), as a fault like any canary's."""
+    from harness.mutate.catalog import parse_name
+    from harness.policy.mutation import module_name
+
+    target, index = parse_name(name)
+
+    def patch() -> Callable[[], None]:
+        from harness.mutate.load import install
+
+        return install(module_name(target), index)
+
+    return Canary(name, f"{target} mutant {index}", "a mutant (python -m harness mutate)", lambda c: True, patch)
+
+
 def get(name: str) -> Canary:
+    """Canary `name`, or the mutant it names (`mutant:TARGET:INDEX`); ConfigError for an unknown one."""
+    if name.startswith("mutant:"):
+        return _mutant(name)
     if name not in CANARIES:
         from harness.config import ConfigError
 

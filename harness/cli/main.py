@@ -11,7 +11,7 @@ import argparse
 import os
 import sys
 
-from harness.cli import bisect, cases, history, sweeps
+from harness.cli import bisect, cases, history, mutate, sweeps
 from harness.config import ConfigError
 from harness.history.db import DEFAULT_DB, HistoryError
 from harness.policy.packing import PACK_SIZE
@@ -19,7 +19,8 @@ from harness.policy.targets import DEFAULT_TARGET, TARGETS
 from harness.results.store import ResultsFileError
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
-VERBS = ("list", "run", "sweep", "canaries", "runs", "import", "merge", "diff", "report", "nightly", "bisect", "shrink", "repro", "model")
+VERBS = ("list", "run", "sweep", "canaries", "runs", "import", "merge", "diff", "report", "nightly", "bisect", "shrink", "repro", "model",
+         "mutate")
 
 
 def _selection(p: argparse.ArgumentParser, tier: str = "smoke") -> None:
@@ -49,6 +50,8 @@ def _parser() -> argparse.ArgumentParser:
     _target(ls)
     ls.add_argument("--json", action="store_true", help="one JSON object per line with the config fields")
     ls.add_argument("--stats", action="store_true", help="counts per rank, expected TOSA op, scheme, context, data set, dynamic dims")
+    ls.add_argument("--classes", action="store_true", help="the structural classes the cases cover "
+                    "(harness/cases/classes.py), with counts, and the values each fact takes")
 
     run = sub.add_parser("run", help="run one case and print its outcome, metrics and TOSA ops")
     run.add_argument("descriptor", help="case descriptor, e.g. conv2d_ic8_oc16_i32x32_k3x3_s2_p1_qa8w8")
@@ -166,6 +169,7 @@ def _parser() -> argparse.ArgumentParser:
     _target(md)
     md.add_argument("--out", help="results, report and captured data (default: reports/model-<factory>-<scheme>)")
     md.add_argument("--json", action="store_true", help="print the report as one JSON object, no progress")
+    mutate.add_parser(sub)
     return p
 
 
@@ -194,6 +198,7 @@ def main(argv: list[str] | None = None) -> int:
         "nightly": sweeps.cmd_nightly, "merge": sweeps.cmd_merge, "import": history.cmd_import,
         "runs": history.cmd_runs, "diff": history.cmd_diff, "report": history.cmd_report, "bisect": bisect.cmd_bisect,
         "shrink": bisect.cmd_shrink, "repro": bisect.cmd_repro, "model": bisect.cmd_model,
+        "mutate": mutate.cmd_mutate,
     }
     try:
         return verbs[args.verb](args)

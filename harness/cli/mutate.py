@@ -1,0 +1,56 @@
+"""`python -m harness mutate`: the kill rate of a tier against mutants of the installed conv lowering."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.cli.common import EXIT_FAIL, EXIT_OK
+from harness.config import ConfigError
+
+
+def add_parser(sub) -> None:
+    mu = sub.add_parser("mutate", help="mutation testing: how many mutants of the conv lowering a tier kills")
+    mu.add_argument("--sweep", default="smoke", help="the tier that hunts the mutants (default: smoke)")
+    mu.add_argument("--target", action="append", default=[], metavar="NAME",
+                    help="what to mutate (repeatable; default: the three conv passes); see harness/policy/mutation.py")
+    mu.add_argument("--filter", metavar="REGEX", help="only the tier's cases whose descriptor matches")
+    mu.add_argument("--function", metavar="REGEX", help="only the mutants of functions matching this regex")
+    mu.add_argument("--max", type=int, metavar="N", help="at most N mutants per target, in file order")
+    mu.add_argument("--list", action="store_true", help="list the mutants (name, line, operator), run nothing")
+    mu.add_argument("-j", "--jobs", type=int, default=2, help="worker processes (default: 2)")
+    mu.add_argument("--pack", type=int, default=16, metavar="N", help="cases per program (default: 16)")
+    mu.add_argument("--out", default="reports/mutate", help="mutation.json, mutation.md and the trace go here")
+
+
+def cmd_mutate(args) -> int:
+    from harness.cases.packing import check_pack_size
+    from harness.cases.sweeps import SWEEPS
+    from harness.mutate.catalog import mutant_name, mutants_of
+    from harness.mutate.run import check_targets
+
+    targets = check_targets(args.target)
+    if args.sweep not in SWEEPS:
+        raise ConfigError(f"unknown sweep {args.sweep!r}; known sweeps: {', '.join(SWEEPS)}")
+    check_pack_size(args.pack)
+    if args.max is not None and args.max < 1:
+        raise ConfigError(f"invalid --max {args.max}: must be >= 1")
+    if args.jobs < 1:
+        raise ConfigError(f"invalid -j {args.jobs}: must be >= 1")
+    if args.list:
+        for t in targets:
+            for m in mutants_of(t)[: args.max]:
+                print(f"{mutant_name(t, m.index)}\t{m.function}\tline {m.line}\t{m.operator} {m.description}")
+        return EXIT_OK
+    from harness.mutate.run import mutate
+
+    def say(row) -> None:
+        by = f" by {row.killed_by} ({row.outcome})" if row.killed_by else ""
+        print(f"{row.name:40s} {row.status:9s} {row.cases_run:4d} cases{by}", flush=True)
+
+    report = mutate(args.sweep, targets, args.jobs, args.pack, args.function, args.max, Path(args.out), say,
+                    args.filter)
+    for t in targets:
+        score = report.score(t)
+        print(f"{t}: {report.counts(t)} score {'n/a' if score is None else f'{score:.1%}'}")
+    print(f"report: {Path(args.out) / 'mutation.md'}")
+    return EXIT_OK if all(m.status in ("killed", "invalid") for m in report.mutants) else EXIT_FAIL

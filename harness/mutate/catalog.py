@@ -1,0 +1,57 @@
+"""The mutants of the installed conv lowering, by name, without importing ExecuTorch.
+
+A mutant is named `mutant:TARGET:INDEX` (TARGET from harness/policy/mutation.py,
+INDEX its place in `harness.mutate.operators.mutants` of that file). The name
+travels where a canary's does (`--canary`, a sweep's workers), so a mutant runs
+through the same sweep machinery as a canary: `harness.cases.canaries.get`
+turns the name into a fault that `harness.mutate.load` installs.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from functools import lru_cache
+from pathlib import Path
+
+from harness.config import ConfigError
+from harness.mutate.operators import Mutant, count, mutants
+from harness.policy.mutation import PACKAGE, TARGETS
+
+PREFIX = "mutant:"
+
+
+def source_file(target: str) -> Path:
+    """The installed file of `target` (the package located, not imported)."""
+    if target not in TARGETS:
+        raise ConfigError(f"unknown mutation target {target!r}; targets: {', '.join(TARGETS)}")
+    spec = importlib.util.find_spec(PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ConfigError(f"{PACKAGE} is not installed: nothing to mutate")
+    return Path(list(spec.submodule_search_locations)[0]) / TARGETS[target]
+
+
+@lru_cache(maxsize=None)
+def mutants_of(target: str) -> tuple[Mutant, ...]:
+    return tuple(mutants(source_file(target).read_text(), TARGETS[target]))
+
+
+@lru_cache(maxsize=None)
+def count_of(target: str) -> int:
+    return count(source_file(target).read_text())
+
+
+def mutant_name(target: str, index: int) -> str:
+    return f"{PREFIX}{target}:{index}"
+
+
+def parse_name(name: str) -> tuple[str, int]:
+    """(target, index) of a mutant's name; ConfigError (one line) for a bad one."""
+    try:
+        target, index_text = name.removeprefix(PREFIX).split(":")
+        index = int(index_text)
+    except ValueError:
+        raise ConfigError(f"invalid mutant {name!r}: expected {PREFIX}TARGET:INDEX") from None
+    n = count_of(target)
+    if not 0 <= index < n:
+        raise ConfigError(f"invalid mutant {name!r}: {target} has mutants 0..{n - 1}")
+    return target, index

@@ -1,0 +1,192 @@
+"""Mutants of a Python source file by the standard operators, inside function bodies only.
+
+Read with `ast` from the source text (no import), so a sweep's parent can list
+them. Each mutant changes one node of one function or method, so it can be
+loaded by swapping that function's code object (`harness.mutate.load`):
+
+* `const`: an integer constant n -> n + 1 and n - 1 (indices, axes, offsets)
+* `compare`: < <=, > >=, == !=, is / is not, in / not in, each to its partner
+* `bool`: and <-> or
+* `arith`: + <-> -, * <-> //
+* `swap`: the operands of a non-commutative binary operation, or of a two-element tuple or list
+* `negate`: the condition of an if / while / ternary
+* `drop-arg`: the last positional argument, or a keyword argument, of a call
+* `drop-stmt`: an expression statement, an assignment to an attribute or subscript, or an augmented assignment
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+from dataclasses import dataclass
+
+_COMPARE = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq,
+            ast.NotEq: ast.Eq, ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.In: ast.NotIn, ast.NotIn: ast.In}
+_ARITH = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.FloorDiv, ast.FloorDiv: ast.Mult}
+_NON_COMMUTATIVE = (ast.Sub, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.LShift, ast.RShift)
+
+
+@dataclass(frozen=True)
+class Mutant:
+    file: str  # the source file
+    function: str  # qualified name of the function whose body changes, e.g. "RewriteConvPass.call"
+    index: int  # which mutation of that file (in listing order)
+    line: int
+    operator: str
+    description: str
+    diff: str  # unified diff of the function's source
+
+
+def _functions(tree: ast.Module) -> list[tuple[str, ast.AST]]:
+    """(qualname, node) of every top-level function and method of a top-level class."""
+    out = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out.append((node.name, node))
+        elif isinstance(node, ast.ClassDef):
+            out.extend((f"{node.name}.{m.name}", m) for m in node.body
+                       if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    return out
+
+
+def _body_nodes(fn: ast.AST) -> list[ast.AST]:
+    """Nodes of the function's body (not its signature, decorators or nested defs' own lists)."""
+    nodes = []
+    for stmt in fn.body:
+        nodes.extend(ast.walk(stmt))
+    return nodes
+
+
+def _changes(node: ast.AST, parent_body_has: bool) -> list[tuple[str, str]]:
+    """(operator, what) pairs applicable at `node`."""
+    out = []
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        out += [("const", f"{node.value} -> {node.value + 1}"), ("const", f"{node.value} -> {node.value - 1}")]
+    elif isinstance(node, ast.Compare):
+        out += [("compare", f"{type(op).__name__} -> {_COMPARE[type(op)].__name__}") for op in node.ops
+                if type(op) in _COMPARE]
+    elif isinstance(node, ast.BoolOp):
+        out.append(("bool", "and -> or" if isinstance(node.op, ast.And) else "or -> and"))
+    elif isinstance(node, ast.BinOp):
+        if type(node.op) in _ARITH:
+            out.append(("arith", f"{type(node.op).__name__} -> {_ARITH[type(node.op)].__name__}"))
+        if isinstance(node.op, _NON_COMMUTATIVE):
+            out.append(("swap", "operands"))
+    elif isinstance(node, (ast.Tuple, ast.List)) and len(node.elts) == 2 and isinstance(node.ctx, ast.Load):
+        out.append(("swap", "elements"))
+    elif isinstance(node, (ast.If, ast.While, ast.IfExp)):
+        out.append(("negate", "condition"))
+    elif isinstance(node, ast.Call):
+        if len(node.args) > 1:
+            out.append(("drop-arg", "last positional"))
+        out += [("drop-arg", f"{kw.arg}=") for kw in node.keywords if kw.arg]
+    if parent_body_has and (isinstance(node, (ast.Expr, ast.AugAssign)) or (
+            isinstance(node, ast.Assign) and all(isinstance(t, (ast.Attribute, ast.Subscript)) for t in node.targets))):
+        if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)):  # not a docstring
+            out.append(("drop-stmt", type(node).__name__))
+    return out
+
+
+def _apply(node: ast.AST, operator: str, what: str) -> ast.AST:
+    """The mutated replacement of `node` (a new node or the node changed in place)."""
+    if operator == "const":
+        node.value = int(what.split(" -> ")[1])
+    elif operator == "compare":
+        old, new = what.split(" -> ")
+        node.ops = [getattr(ast, new)() if type(op).__name__ == old else op for op in node.ops]
+    elif operator == "bool":
+        node.op = ast.Or() if isinstance(node.op, ast.And) else ast.And()
+    elif operator == "arith":
+        node.op = _ARITH[type(node.op)]()
+    elif operator == "swap" and what == "operands":
+        node.left, node.right = node.right, node.left
+    elif operator == "swap":
+        node.elts = node.elts[::-1]
+    elif operator == "negate":
+        node.test = ast.UnaryOp(ast.Not(), node.test)
+    elif operator == "drop-arg" and what == "last positional":
+        node.args = node.args[:-1]
+    elif operator == "drop-arg":
+        node.keywords = [kw for kw in node.keywords if f"{kw.arg}=" != what]
+    elif operator == "drop-stmt":
+        return ast.copy_location(ast.Pass(), node)
+    return node
+
+
+def _statements(fn: ast.AST) -> set[int]:
+    """ids of the nodes that sit directly in a statement list inside the function."""
+    ids = set()
+    for node in ast.walk(fn):
+        for field in ("body", "orelse", "finalbody"):
+            stmts = getattr(node, field, None)
+            for stmt in stmts if isinstance(stmts, list) else []:
+                if isinstance(stmt, ast.stmt):
+                    ids.add(id(stmt))
+    return ids
+
+
+def _points(tree: ast.Module) -> list[tuple[str, int, str, str, int]]:
+    """(function, node number in walk order, operator, what, line) for every mutation point."""
+    out = []
+    for name, fn in _functions(tree):
+        statements = _statements(fn)
+        for number, node in enumerate(_body_nodes(fn)):
+            for operator, what in _changes(node, id(node) in statements):
+                out.append((name, number, operator, what, getattr(node, "lineno", fn.lineno)))
+    return out
+
+
+def _replace(fn: ast.AST, number: int, operator: str, what: str) -> None:
+    target = _body_nodes(fn)[number]
+    new = _apply(target, operator, what)
+    if new is target:
+        return
+    for node in ast.walk(fn):  # put the replacement where the old statement was
+        for field in ("body", "orelse", "finalbody"):
+            stmts = getattr(node, field, None)
+            if isinstance(stmts, list) and any(s is target for s in stmts):
+                stmts[[id(s) for s in stmts].index(id(target))] = new
+                return
+
+
+def mutated_function(source: str, mutant_function: str, number: int, operator: str, what: str) -> tuple[ast.Module, str, str]:
+    """(the mutated module tree, the function's source before, after)."""
+    tree = ast.parse(source)
+    fn = dict(_functions(tree))[mutant_function]
+    before = ast.unparse(fn)
+    _replace(fn, number, operator, what)
+    ast.fix_missing_locations(tree)
+    return tree, before, ast.unparse(fn)
+
+
+def mutants(source: str, file: str) -> list[Mutant]:
+    """Every mutant of `source` (the text of `file`), in a stable order."""
+    import copy
+
+    tree = ast.parse(source)
+    functions = dict(_functions(tree))
+    out = []
+    befores: dict[str, str] = {}
+    for index, (function, number, operator, what, line) in enumerate(_points(tree)):
+        fn = copy.deepcopy(functions[function])
+        before = befores.setdefault(function, ast.unparse(fn))
+        _replace(fn, number, operator, what)
+        after = ast.unparse(ast.fix_missing_locations(fn))
+        diff = "".join(difflib.unified_diff(before.splitlines(True), after.splitlines(True),
+                                            f"{file}:{function}", f"{file}:{function} (mutant {index})", n=1))
+        out.append(Mutant(file, function, index, line, operator, what, diff))
+    return out
+
+
+def count(source: str) -> int:
+    """How many mutants `source` has (without building them)."""
+    return len(_points(ast.parse(source)))
+
+
+def mutant_tree(source: str, index: int) -> tuple[ast.Module, str]:
+    """The module tree with mutant `index` applied, and the mutated function's qualified name."""
+    points = _points(ast.parse(source))
+    if not 0 <= index < len(points):
+        raise IndexError(f"mutant {index} out of range: the file has {len(points)}")
+    function, number, operator, what, _ = points[index]
+    return mutated_function(source, function, number, operator, what)[0], function

@@ -1,0 +1,166 @@
+"""Mutation testing of the installed conv lowering with a tier of the harness: the kill rate and the survivors.
+
+1. Trace: the tier runs once, alone and clean, under `harness.mutate.trace`, which
+   records the target functions each case reaches (kept per ExecuTorch version
+   and tier in the output directory, so later runs reuse it).
+2. For each mutant, only the cases that reach its function run, packed, with
+   the mutant loaded in the workers (as a canary is), in sweep order, and stop
+   at the first that is not green: that case kills it. A mutant no case
+   reaches is `unreached`; one that every reaching case survives is `survived`;
+   one that cannot be loaded is `invalid` and not counted.
+3. The score is killed / (killed + survived + unreached); every survivor is listed with its diff.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from harness.cases.selection import select
+from harness.config import ConfigError, ConvConfig
+from harness.mutate.catalog import mutant_name, mutants_of
+from harness.mutate.operators import Mutant
+from harness.policy.mutation import DEFAULT_TARGETS, TARGETS
+from harness.policy.packing import PACK_SIZE
+from harness.results.case_result import CaseResult, versions
+from harness.run.parallel import run_parallel
+
+MUTANT_TIME_LIMIT_S = 120.0  # a mutant that makes a case hang is killed by the timeout; a clean case takes seconds
+
+
+class _Killed(Exception):
+    def __init__(self, result: CaseResult):
+        self.result = result
+
+
+@dataclass
+class MutantResult:
+    name: str
+    function: str
+    line: int
+    operator: str
+    description: str
+    status: str  # killed, survived, unreached, invalid
+    cases_run: int = 0
+    killed_by: str = ""
+    outcome: str = ""
+    reason: str = ""
+    diff: str = ""
+
+
+@dataclass
+class MutationReport:
+    tier: str
+    targets: list[str]
+    versions: dict
+    wall_s: float = 0.0
+    mutants: list[MutantResult] = field(default_factory=list)
+
+    def counts(self, target: str | None = None) -> dict[str, int]:
+        rows = [m for m in self.mutants if target is None or m.name.split(":")[1] == target]
+        return {s: sum(1 for m in rows if m.status == s) for s in ("killed", "survived", "unreached", "invalid")}
+
+    def score(self, target: str | None = None) -> float | None:
+        c = self.counts(target)
+        counted = c["killed"] + c["survived"] + c["unreached"]
+        return round(c["killed"] / counted, 4) if counted else None
+
+
+def check_targets(targets: list[str]) -> list[str]:
+    for t in targets:
+        if t not in TARGETS:
+            raise ConfigError(f"unknown mutation target {t!r}; targets: {', '.join(TARGETS)}")
+    return targets or list(DEFAULT_TARGETS)
+
+
+def trace(configs: list[ConvConfig], jobs: int, cache: Path) -> dict[str, set[str]]:
+    """descriptor -> target functions it reaches; read from `cache` when it was made with these versions."""
+    from harness.results.case_result import new_run_id
+
+    key = {"versions": {k: v for k, v in versions().items() if k != "harness"},
+           "cases": [c.descriptor for c in configs]}
+    if cache.exists():
+        saved = json.loads(cache.read_text())
+        if saved.get("key") == key:
+            return {d: set(f) for d, f in saved["trace"].items()}
+    run_id = f"trace-{new_run_id()}"
+    run_parallel(configs, 0, "tosa", jobs, lambda r: None, case_fn="harness.mutate.trace:run_case", run_id=run_id)
+    from harness.mutate.trace import read_trace
+
+    reached = read_trace(run_id)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text(json.dumps({"key": key, "trace": {d: sorted(f) for d, f in reached.items()}}))
+    return reached
+
+
+def _run_mutant(m: Mutant, target: str, cases: list[ConvConfig], jobs: int, pack: int) -> MutantResult:
+    row = MutantResult(mutant_name(target, m.index), m.function, m.line, m.operator, m.description, "survived",
+                       diff=m.diff)
+    if not cases:
+        row.status = "unreached"
+        return row
+    seen: list[CaseResult] = []
+
+    def on_result(r: CaseResult) -> None:
+        seen.append(r)
+        if not r.green:
+            raise _Killed(r)
+
+    try:
+        run_parallel(cases, 0, "tosa", jobs, on_result, canary=row.name, pack=pack, time_limit=MUTANT_TIME_LIMIT_S)
+    except _Killed as k:
+        row.status, row.killed_by, row.outcome, row.reason = "killed", k.result.descriptor, k.result.outcome.value, \
+            k.result.reason[:300]
+        if "MutantError" in k.result.reason:  # the mutant could not be loaded: it says nothing
+            row.status = "invalid"
+    row.cases_run = len(seen)
+    return row
+
+
+def mutate(tier: str = "smoke", targets: list[str] | None = None, jobs: int = 2, pack: int = PACK_SIZE,
+           function: str | None = None, limit: int | None = None, out: Path = Path("reports/mutate"),
+           on_mutant=None, filter: str | None = None) -> MutationReport:
+    """Run the mutation analysis; `function` (a regex) and `limit` select mutants, `filter` the tier's
+    cases (a descriptor regex), `on_mutant` sees each row."""
+    targets = check_targets(list(targets or []))
+    pattern = re.compile(function) if function else None
+    configs = select(tier, 0, 0, filter, None, "tosa")
+    start = time.perf_counter()
+    reached = trace(configs, jobs, out / f"trace-{tier}.json")
+    report = MutationReport(tier, targets, versions())
+    for target in targets:
+        chosen = [m for m in mutants_of(target) if pattern is None or pattern.search(m.function)]
+        for m in chosen[:limit]:
+            key = f"{target}:{m.function}"
+            cases = [c for c in configs if key in reached.get(c.descriptor, ())]
+            row = _run_mutant(m, target, cases, jobs, pack)
+            report.mutants.append(row)
+            if on_mutant:
+                on_mutant(row)
+    report.wall_s = round(time.perf_counter() - start, 1)
+    write(report, out)
+    return report
+
+
+def write(report: MutationReport, out: Path) -> None:
+    """`mutation.json` (every mutant) and `mutation.md` (scores, survivors with their diffs)."""
+    out.mkdir(parents=True, exist_ok=True)
+    data = asdict(report) | {"scores": {t: report.score(t) for t in report.targets}, "score": report.score(),
+                             "counts": {t: report.counts(t) for t in report.targets}}
+    (out / "mutation.json").write_text(json.dumps(data, indent=2) + "\n")
+    lines = [f"# Mutation testing: tier `{report.tier}`", "",
+             "| target | mutants | killed | survived | unreached | invalid | score |", "|---|--:|--:|--:|--:|--:|--:|"]
+    for t in report.targets:
+        c = report.counts(t)
+        score = report.score(t)
+        lines.append(f"| {t} | {sum(c.values())} | {c['killed']} | {c['survived']} | {c['unreached']} | "
+                     f"{c['invalid']} | {'' if score is None else f'{score:.1%}'} |")
+    lines += ["", f"Wall time {report.wall_s:.0f} s.", "", "## Survivors and unreached mutants", ""]
+    for m in report.mutants:
+        if m.status in ("survived", "unreached"):
+            lines += [f"### {m.name} ({m.status}; {m.cases_run} cases) line {m.line}: {m.operator} {m.description}",
+                      "", "```diff", m.diff.rstrip(), "```", ""]
+    (out / "mutation.md").write_text("\n".join(lines) + "\n")

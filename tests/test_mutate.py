@@ -1,0 +1,122 @@
+"""Mutation testing: the operators, loading a mutant into a live function, and a tier killing mutants."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+
+import pytest
+
+from harness.config import ConfigError
+from harness.mutate.catalog import count_of, mutant_name, mutants_of, parse_name
+from harness.mutate.operators import count, mutant_tree, mutants
+
+SOURCE = textwrap.dedent('''
+    """A module to mutate."""
+    LIMIT = 3
+
+
+    def window(x, k, s):
+        """Docstrings are never dropped."""
+        if x > k and s >= 1:
+            return (x - k) // s + 1, True
+        log(x)
+        return 0, False
+
+
+    def log(x):
+        return x
+
+
+    class Pad:
+        def amounts(self, total):
+            before = total // 2
+            self.after = total - before
+            return [before, self.after]
+''')
+
+
+def test_every_operator_applies_where_it_should():
+    ms = mutants(SOURCE, "m.py")
+    ops = {(m.function, m.operator, m.description) for m in ms}
+    assert ("window", "compare", "Gt -> GtE") in ops and ("window", "compare", "GtE -> Gt") in ops
+    assert ("window", "bool", "and -> or") in ops and ("window", "negate", "condition") in ops
+    assert ("window", "const", "1 -> 2") in ops and ("window", "const", "1 -> 0") in ops
+    assert ("window", "arith", "Sub -> Add") in ops and ("window", "swap", "operands") in ops
+    assert ("window", "drop-stmt", "Expr") in ops and ("window", "swap", "elements") in ops
+    assert ("Pad.amounts", "drop-stmt", "Assign") in ops and ("Pad.amounts", "swap", "elements") in ops
+    assert not any(m.function == "window" and m.operator == "drop-stmt" and m.line == 7 for m in ms)  # docstring
+    assert all(m.line > 3 for m in ms), "module-level code (LIMIT = 3) is never mutated"
+    assert len(ms) == count(SOURCE) and [m.index for m in ms] == list(range(len(ms)))
+    assert mutants(SOURCE, "m.py") == ms  # stable
+
+
+def test_each_mutant_changes_its_function_only_and_compiles():
+    original = compile(SOURCE, "m.py", "exec")
+    for m in mutants(SOURCE, "m.py"):
+        tree, function = mutant_tree(SOURCE, m.index)
+        compile(tree, "m.py", "exec")
+        assert function == m.function and m.diff.count("\n-") >= 1 and m.diff.count("\n+") >= 1, m
+    assert original is not None
+    with pytest.raises(IndexError, match="out of range"):
+        mutant_tree(SOURCE, count(SOURCE))
+
+
+def test_a_loaded_mutant_changes_the_live_function_and_undo_restores_it(tmp_path, monkeypatch):
+    (tmp_path / "mutme.py").write_text(SOURCE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import mutme
+
+    from harness.mutate.load import install
+
+    index = next(m.index for m in mutants(SOURCE, "m.py") if m.function == "window" and m.description == "1 -> 2"
+                 and m.line == 9)
+    assert mutme.window(10, 3, 1) == (8, True)
+    undo = install("mutme", index)
+    assert mutme.window(10, 3, 1) == (7 + 2, True)
+    undo()
+    assert mutme.window(10, 3, 1) == (8, True)
+    method = next(m.index for m in mutants(SOURCE, "m.py") if m.function == "Pad.amounts" and m.description == "elements")
+    undo = install("mutme", method)
+    assert mutme.Pad().amounts(5) == [3, 2]
+    undo()
+    assert mutme.Pad().amounts(5) == [2, 3]
+    sys.modules.pop("mutme", None)
+
+
+def test_mutant_names_are_checked_in_one_line():
+    n = count_of("decompose_grouped_conv_pass")
+    assert parse_name(mutant_name("decompose_grouped_conv_pass", n - 1)) == ("decompose_grouped_conv_pass", n - 1)
+    for bad, fragment in (("mutant:decompose_grouped_conv_pass", "expected mutant:TARGET:INDEX"),
+                          (f"mutant:decompose_grouped_conv_pass:{n}", f"has mutants 0..{n - 1}"),
+                          ("mutant:nope:1", "unknown mutation target 'nope'")):
+        with pytest.raises(ConfigError, match=fragment):
+            parse_name(bad)
+
+
+def test_the_three_conv_passes_have_hundreds_of_mutants():
+    sizes = {t: count_of(t) for t in ("rewrite_conv_pass", "size_adjust_input_pass",
+                                            "decompose_grouped_conv_pass")}
+    assert all(n > 100 for n in sizes.values()), sizes
+
+
+@pytest.mark.lowering
+def test_a_tier_kills_a_wrong_slice_axis_and_reports_a_survivor(tmp_path):
+    """Mutant 40 slices grouped inputs on axis 2 instead of the channels: a grouped smoke case fails at once."""
+    from harness.mutate.run import mutate
+
+    index = next(m.index for m in mutants_of("decompose_grouped_conv_pass")
+                 if m.function.endswith("_slice_inputs") and m.description == "1 -> 2")
+    report = mutate("smoke", ["decompose_grouped_conv_pass"], jobs=2, function="_slice_inputs|_get_groups_and",
+                    out=tmp_path, filter="_g4_.*_qfp32_")
+    rows = {r.name: r for r in report.mutants}
+    killed = rows[mutant_name("decompose_grouped_conv_pass", index)]
+    assert killed.status == "killed" and "_g4_" in killed.killed_by and killed.cases_run >= 1
+    assert {r.status for r in report.mutants} <= {"killed", "survived", "unreached"}
+    data = json.loads((tmp_path / "mutation.json").read_text())
+    assert data["counts"]["decompose_grouped_conv_pass"]["killed"] == report.counts()["killed"] > 0
+    survivors = [r for r in report.mutants if r.status == "survived"]
+    text = (tmp_path / "mutation.md").read_text()
+    assert all(r.name in text and r.diff.splitlines()[-1] in text for r in survivors)
+    assert (tmp_path / "trace-smoke.json").exists()
