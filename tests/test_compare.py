@@ -182,6 +182,15 @@ def test_degenerate_outputs_are_named():
     assert compare.degenerate_reason(np.arange(100)) == ""
 
 
+def test_the_calibrated_extremes_on_the_rails_are_not_clamping():
+    """Calibrated on its own input, an output has its minimum at qmin and its maximum at qmax by construction:
+    a 3-element conv1d output with 2 of them on the rails discriminates; a third on a rail would not."""
+    assert compare.degenerate_reason(np.array([-128, 5, 127]), -128, 127, zero_point=-3) == ""
+    assert compare.degenerate_reason(np.array([-128, -128, 127]), -128, 127, zero_point=-3) == ""  # 1 of 3 beyond
+    assert "clamped" in compare.degenerate_reason(np.array([-128, -128, -128, 127, 127]), -128, 127, zero_point=-3)
+    assert "clamped" in compare.degenerate_reason(np.array([-128, 127] * 50), -128, 127)
+
+
 def test_localize_splits_border_and_interior_and_names_channels():
     from harness.conv_ref import border_mask
 
