@@ -12,8 +12,9 @@ run's results again.
 
     python benchmarks/bench_sweeps.py [--sweep smoke] [-j 2] [--alone-results FILE] [--json out.json]
 
-`--alone-results` reuses an earlier `--pack 1` run's results file instead of
-running it again (the nightly alone takes most of an hour on two cores).
+`--alone-results` / `--packed-results` (with their `--*-wall-s`) take an
+earlier run's results file instead of running it again (the nightly alone
+takes most of an hour on two cores).
 """
 
 from __future__ import annotations
@@ -80,12 +81,17 @@ def main() -> int:
     parser.add_argument("--sweep", default="smoke")
     parser.add_argument("-j", "--jobs", type=int, default=2)
     parser.add_argument("--alone-results", type=Path, help="an earlier --pack 1 run's results, instead of a new run")
+    parser.add_argument("--alone-wall-s", type=float, help="that run's wall time (its summary.md says it)")
+    parser.add_argument("--packed-results", type=Path, help="an earlier packed run's results, instead of a new run")
+    parser.add_argument("--packed-wall-s", type=float, help="that run's wall time")
     parser.add_argument("--json", type=Path, help="write the figures here")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        packed_path = Path(tmp) / "packed.jsonl"
-        packed_s = _sweep(args.sweep, args.jobs, None, packed_path)
-        alone_path, alone_s = args.alone_results, None
+        packed_path, packed_s = args.packed_results, args.packed_wall_s
+        if packed_path is None:
+            packed_path = Path(tmp) / "packed.jsonl"
+            packed_s = _sweep(args.sweep, args.jobs, None, packed_path)
+        alone_path, alone_s = args.alone_results, args.alone_wall_s
         if alone_path is None:
             alone_path = Path(tmp) / "alone.jsonl"
             alone_s = _sweep(args.sweep, args.jobs, 1, alone_path)
@@ -97,7 +103,9 @@ def main() -> int:
     totals = [r["timings_s"].get("total", 0.0) for r in packed.values()]
     figures = {
         "sweep": args.sweep, "jobs": args.jobs, "cases": len(alone),
-        "packed_wall_s": round(packed_s, 1), "alone_wall_s": None if alone_s is None else round(alone_s, 1),
+        "packed_wall_s": None if packed_s is None else round(packed_s, 1),
+        "alone_wall_s": None if alone_s is None else round(alone_s, 1),
+        "from_earlier_runs": bool(args.packed_results or args.alone_results),
         "cases_packed": sum(1 for r in packed.values() if r.get("packed")),
         "identical_cases": len(alone) - len(differ), "differing": differ[:20],
         "outcomes": {o: sum(1 for r in packed.values() if r["outcome"] == o)

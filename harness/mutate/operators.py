@@ -160,7 +160,8 @@ def mutated_function(source: str, mutant_function: str, number: int, operator: s
 
 
 def mutants(source: str, file: str) -> list[Mutant]:
-    """Every mutant of `source` (the text of `file`), in a stable order."""
+    """Every mutant of `source` (the text of `file`), in a stable order; a mutation point whose change
+    leaves the source as it was is skipped (its index stays unused)."""
     import copy
 
     tree = ast.parse(source)
@@ -172,6 +173,8 @@ def mutants(source: str, file: str) -> list[Mutant]:
         before = befores.setdefault(function, ast.unparse(fn))
         _replace(fn, number, operator, what)
         after = ast.unparse(ast.fix_missing_locations(fn))
+        if after == before:  # e.g. swapping two equal elements: the same program, not a mutant
+            continue
         diff = "".join(difflib.unified_diff(before.splitlines(True), after.splitlines(True),
                                             f"{file}:{function}", f"{file}:{function} (mutant {index})", n=1))
         out.append(Mutant(file, function, index, line, operator, what, diff))
@@ -179,7 +182,7 @@ def mutants(source: str, file: str) -> list[Mutant]:
 
 
 def count(source: str) -> int:
-    """How many mutants `source` has (without building them)."""
+    """How many mutation points `source` has (without building them): the bound of mutant indices."""
     return len(_points(ast.parse(source)))
 
 

@@ -56,6 +56,12 @@ def run_pack(
         return [run_case(configs[0], **alone)]
     t = get_target(target)
     results: dict[int, CaseResult] = {}
+    if canary:
+        try:  # a fault that cannot even be installed (an invalid mutant) is each case's harness_error, alone
+            with injected(canary):
+                pass
+        except Exception:  # noqa: BLE001
+            return [run_case(c, **alone) for c in configs]
     with injected(canary) if canary else contextlib.nullcontext():
         prepared, timings = [], []
         for i, c in enumerate(configs):
