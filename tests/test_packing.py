@@ -90,3 +90,13 @@ def test_every_canary_is_caught_when_packed(name):
     results = run_pack(list(pack), canary=name, confirm=False)
     caught = [r for r in results if not r.green]
     assert first in [r.descriptor for r in caught], f"{name}: {[(r.descriptor, r.outcome.value) for r in results]}"
+
+
+def test_the_parents_count_of_sizes_is_the_one_the_cases_run_at():
+    """packing.run_count decides packs without torch; it must equal len(harness.case.dynamic.run_configs)."""
+    from harness.case.dynamic import run_configs
+    from harness.cases.packing import run_count
+
+    nightly = sweep("nightly", target="tosa")
+    assert {run_count(c) for c in nightly} == {1, 2, 3}
+    assert all(run_count(c) == len(run_configs(c)) for c in nightly)

@@ -31,8 +31,8 @@ def remainder_kind(remainder: int, pad: int) -> str:
 def group_kind(c: ConvConfig) -> str:
     if c.groups == 1:
         return "g1"
-    if c.groups == c.in_channels and not c.transposed:
-        return f"dw-m{c.out_channels // c.in_channels}"
+    if c.is_depthwise:  # as RewriteConvPass decides: not transposed, rank 1 or 2, a whole multiplier
+        return f"dw-m{c.depth_multiplier}"
     return f"grouped-m{c.out_channels // c.groups}"
 
 

@@ -9,6 +9,7 @@ appends `{"descriptor", "functions"}` lines to a file of its own under
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -25,6 +26,7 @@ def trace_dir(run_id: str) -> Path:
     return Path(tempfile.gettempdir()) / f"harness-trace-{run_id}"
 
 
+@functools.lru_cache(maxsize=1)
 def _files() -> dict[str, str]:
     return {str(source_file(t)): t for t in TARGETS}
 

@@ -26,7 +26,7 @@ from typing import Callable, Iterable
 
 from harness.config import ConfigError, ConvConfig
 from harness.results.case_result import CaseResult
-from harness.run.parallel import lost_case, task_function
+from harness.run.parallel import lose_task, task_function
 
 
 def _ray():
@@ -67,10 +67,7 @@ def run_on_cluster(configs: Iterable[ConvConfig], seed: int, target: str, addres
     remote = ray.remote(num_cpus=1, max_retries=0)(_run_task)
 
     def lost(task: tuple[str, ...], reason: str, error_type: str) -> None:
-        if len(task) > 1:  # a pack: its cases again, alone, next
-            pending.extendleft((d,) for d in reversed(task))
-        else:
-            on_result(lost_case(task[0], seed, target, run_id, canary, reason, error_type))
+        lose_task(task, pending, on_result, seed, target, run_id, canary, reason, error_type)
 
     slots = jobs if address == "local" else max(1, int(ray.cluster_resources().get("CPU", jobs)))
     pending = deque(tuple(c.descriptor for c in t) for t in form_packs(list(configs), target, pack))

@@ -56,13 +56,12 @@ def run_pack(
         return [run_case(configs[0], **alone)]
     t = get_target(target)
     results: dict[int, CaseResult] = {}
-    if canary:
-        try:  # a fault that cannot even be installed (an invalid mutant) is each case's harness_error, alone
-            with injected(canary):
-                pass
-        except Exception:  # noqa: BLE001
-            return [run_case(c, **alone) for c in configs]
-    with injected(canary) if canary else contextlib.nullcontext():
+    with contextlib.ExitStack() as fault:
+        if canary:
+            try:
+                fault.enter_context(injected(canary))
+            except Exception:  # noqa: BLE001 - a fault that cannot be installed (an invalid mutant): alone, each
+                return [run_case(c, **alone) for c in configs]  # case records it as its harness_error
         prepared, timings = [], []
         for i, c in enumerate(configs):
             own: dict[str, float] = {}

@@ -17,6 +17,7 @@ and replaced, and the sweep goes on. The parent never imports torch.
 
 from __future__ import annotations
 
+import functools
 import json
 import multiprocessing as mp
 import os
@@ -83,6 +84,16 @@ def lost_case(descriptor: str, seed: int, target: str, run_id: str, canary: str,
                       runner=get_target(target).runner, run_id=run_id, canary=canary, error_type=error_type)
 
 
+def lose_task(task: tuple[str, ...], pending, on_result: Callable[[CaseResult], None], seed: int, target: str,
+              run_id: str, canary: str, reason: str, error_type: str) -> None:
+    """A task that gave no result: a pack's cases are queued again, alone, next; a lone case is a runner_error."""
+    if len(task) > 1:
+        pending.extendleft((d,) for d in reversed(task))
+    else:
+        on_result(lost_case(task[0], seed, target, run_id, canary, reason, error_type))
+
+
+@functools.lru_cache(maxsize=None)
 def task_function(case_fn: str) -> Callable:
     """Runs one task (a tuple of descriptors): a pack through the case function's module's `run_pack`
     (harness.run.packed), a single case through the case function; returns the results' JSON lines."""
@@ -91,16 +102,18 @@ def task_function(case_fn: str) -> Callable:
     from harness.config import parse_descriptor
 
     run_case = case_function(case_fn)
+    module = importlib.import_module(case_fn.split(":")[0])  # a stand-in case function packs its own way, or not
+    run_pack = getattr(module, "run_pack", None)
 
     def run_task(task: tuple[str, ...], seed: int, target: str, keep_dir: str | None, canary: str,
                  run_id: str) -> list[str]:
+        nonlocal run_pack
         configs = [parse_descriptor(d) for d in task]
         kwargs = dict(keep_dir=keep_dir, canary=canary, run_id=run_id)
         if len(configs) == 1:
             return [run_case(configs[0], seed, target, **kwargs).to_json()]
-        module = importlib.import_module(case_fn.split(":")[0])  # a stand-in case function packs its own way, or not
-        run_pack = getattr(module, "run_pack", None) or (
-            importlib.import_module(PACK_FN_MODULE).run_pack if case_fn == DEFAULT_CASE_FN else None)
+        if run_pack is None and case_fn == DEFAULT_CASE_FN:  # imported with the first pack, not before
+            run_pack = importlib.import_module(PACK_FN_MODULE).run_pack
         if run_pack is None:
             return [run_case(c, seed, target, **kwargs).to_json() for c in configs]
         return [r.to_json() for r in run_pack(configs, seed, target, **kwargs)]
@@ -177,10 +190,7 @@ def run_parallel(
     workers = [_Worker(ctx, args) for _ in range(max(1, min(jobs, len(pending))))]
 
     def lost(task: tuple[str, ...], reason: str, error_type: str) -> None:
-        if len(task) > 1:  # a pack: its cases again, alone, next
-            pending.extendleft((d,) for d in reversed(task))
-        else:
-            on_result(lost_case(task[0], seed, target, run_id, canary, reason, error_type))
+        lose_task(task, pending, on_result, seed, target, run_id, canary, reason, error_type)
 
     try:
         while pending or any(w.task for w in workers):
