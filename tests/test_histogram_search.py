@@ -1,0 +1,78 @@
+"""The float search picks exactly the range torchao's tensor search picks."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torchao.quantization.pt2e.observer import HistogramObserver
+
+from harness.lowering import histogram_search
+
+
+def _observer(batches: list[torch.Tensor]) -> HistogramObserver:
+    obs = HistogramObserver(dtype=torch.int8, qscheme=torch.per_tensor_affine)
+    for x in batches:
+        obs(x)
+    return obs
+
+
+def _data(kind: str, seed: int) -> list[torch.Tensor]:
+    g = torch.Generator().manual_seed(seed)
+    n = [7, 64, 1000, 20_000][seed % 4]
+    base = torch.randn(n, generator=g)
+    if kind == "normal":
+        return [base, torch.randn(n, generator=g) * 3]
+    if kind == "outliers":
+        base[:: max(1, n // 5)] *= 100
+        return [base]
+    if kind == "relu":
+        return [base.clamp(min=0), (base * 2).clamp(min=0)]
+    if kind == "uniform":
+        return [torch.rand(n, generator=g) * 10 - 3]
+    if kind == "constant":
+        return [torch.full((n,), 0.25)]
+    if kind == "two-values":
+        return [torch.where(base > 0, 1.0, -4.0)]
+    if kind == "large-total":  # counts past 2**24: the float32 rounding of the threshold matters
+        return [torch.randn(1 << 20, generator=g) for _ in range(17)]
+    raise ValueError(kind)
+
+
+# Four sizes of each kind (seed % 4 picks 7 to 20,000 values); torchao's own search takes ~1 s on
+# two-valued data (it walks nearly every quantile step), so that kind gets two sizes.
+CASES = [(k, s) for k in ("normal", "outliers", "relu", "uniform", "constant") for s in range(4)]
+CASES += [("two-values", 0), ("two-values", 3)]
+
+
+@pytest.mark.parametrize("kind, seed", CASES)
+def test_same_range_as_torchao(kind: str, seed: int) -> None:
+    histogram_search.install()
+    assert histogram_search.original is not None
+    obs = _observer(_data(kind, seed))
+    want = histogram_search.original(obs)
+    got = histogram_search.non_linear_param_search(obs)
+    assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1])
+
+
+def test_same_range_with_counts_beyond_float32_integers() -> None:
+    histogram_search.install()
+    obs = _observer(_data("large-total", 0))
+    assert obs.histogram.sum().item() > 2**24
+    want = histogram_search.original(obs)
+    got = histogram_search.non_linear_param_search(obs)
+    assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1])
+
+
+def test_threshold_compares_in_float32_like_torch() -> None:
+    """torch rounds the Python threshold to float32 before comparing; so must the search."""
+    t = torch.tensor(16777216.0, dtype=torch.float32)
+    assert bool(t < 16777217.0) is False  # the fact the search relies on
+    assert histogram_search._f32(16777217.0) == 16777216.0
+
+
+def test_installed_by_process_setup() -> None:
+    from harness.run.process import install, speedups_state
+
+    install()
+    installed = HistogramObserver._non_linear_param_search is histogram_search.non_linear_param_search
+    assert installed == (speedups_state() == "on")
