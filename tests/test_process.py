@@ -77,3 +77,22 @@ def test_speedups_stay_off_on_another_torch_and_say_so_once(monkeypatch, capsys)
     assert process.speedups_state() == "on"
     monkeypatch.setenv("HARNESS_NO_SPEEDUPS", "1")
     assert process.speedups_state().startswith("off (HARNESS_NO_SPEEDUPS")
+
+
+def test_release_forgets_the_sources_of_compiled_graph_modules():
+    """Without it every graph module of every case stays in linecache (a worker slows as it ages)."""
+    import linecache
+
+    import torch
+    from torch.fx import graph_module
+
+    from harness.run.process import release_graph_caches
+
+    gm = torch.fx.symbolic_trace(torch.nn.ReLU())
+    key = gm.forward.__code__.co_filename
+    assert key in graph_module._loader.eval_cache
+    linecache.getlines(key)  # as a traceback would
+    assert key in linecache.cache
+    release_graph_caches()
+    assert not graph_module._loader.eval_cache and key not in linecache.cache
+    assert torch.equal(gm(torch.tensor([-1.0, 2.0])), torch.tensor([0.0, 2.0]))  # the module still runs
