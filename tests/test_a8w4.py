@@ -1,8 +1,8 @@
 """a8w4 (int4 weights, -7..7, 8-bit activations), per channel and per tensor, through the real backend.
 
-Runnable by descriptor on the TOSA target; not yet in the tiers (schemes.py, `tiered`). Measured here over the
-311 static standalone nightly configs run as a8w4/a8w4-pt: 286 pass bit-exact against the integer oracle; every
-other one is a documented rejection or the transposed-conv finding below.
+In every tier as the twin of a8w8/a8w8-pt (schemes.py, `mirrors`). The static standalone a8w4 cases of the
+nightly tier pass bit-exact against the integer oracle or are documented rejections or registered findings
+(this file's transposed-conv one: `a8w4-tconv-per-channel-input-axis`).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def test_a_per_channel_int4_transposed_conv_is_quantized_on_its_input_channels()
     """ExecuTorch 1.5.1: _adjust_weight_qspec_for_conv_transpose skips its axis fix for a -7..7 weight range, so
     the IOHW weight is observed per input channel; the RESCALE applies those scales per output channel. Equal
     channel counts: silently wrong numbers; unequal: convert_pt2e crashes on the bias. When this test fails,
-    ExecuTorch has fixed it: add a8w4 to the tiers' transposed cases."""
+    ExecuTorch has fixed it: drop the registry entry."""
     from harness.run.execute import run_case
 
     same = run_case(parse_descriptor("tconv2d_ic4_oc4_i8x8_k3_s2_p1_op1_qa8w4"), 0, "tosa")

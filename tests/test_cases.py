@@ -13,15 +13,26 @@ from harness.cases.rejections import expected_rejection
 from harness.cases.sweeps import sweep
 from harness.case.contexts import CONTEXT_NAMES
 from harness.config import DATASETS, ConfigError, parse_descriptor
-from harness.policy.schemes import GRAPH_SCHEMES, SCHEME_NAMES, TIERED_SCHEMES
+from harness.policy.schemes import GRAPH_SCHEMES, MIRRORS, SCHEME_NAMES, SCHEMES, TIERED_SCHEMES
 
 
 def test_tiers_are_nested_and_sized():
     smoke, nightly = sweep("smoke"), sweep("nightly")
-    assert 300 <= len(smoke) <= 450  # its budget is time: <= 8 minutes with -n 2 (4.5 here)
+    assert 300 <= len(smoke) <= 600  # its budget is time: <= 8 minutes with -n 2 (README: its time here)
     assert len(nightly) >= 1500
     assert {c.descriptor for c in smoke} <= {c.descriptor for c in nightly}
     assert len({c.descriptor for c in nightly}) == len(nightly)
+
+
+def test_a_mirroring_scheme_runs_every_case_of_its_twin_and_changes_no_other():
+    """a8w4 joined the tiers as a8w8's twin: the strategies draw what they drew before it, then the twins."""
+    assert MIRRORS == {"a8w8": ("a8w4",), "a8w8-pt": ("a8w4-pt",)}
+    for name in ("smoke", "nightly"):
+        cases = sweep(name)
+        n = sum(1 for c in cases if not SCHEMES[c.scheme].mirrors)
+        assert not any(SCHEMES[c.scheme].mirrors for c in cases[:n])
+        assert [c.descriptor for c in cases[n:]] == [
+            c.replace(scheme=m).descriptor for c in cases[:n] for m in MIRRORS.get(c.scheme, ())]
 
 
 def test_same_tier_same_list_in_another_process():

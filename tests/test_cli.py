@@ -33,7 +33,8 @@ def test_list_json_has_the_config_fields(capsys):
     for key in ("descriptor", "rank", "transposed", "groups", "in_channels", "out_channels", "kernel", "stride",
                 "padding", "dilation", "output_padding", "bias", "scheme", "batch", "input_size"):
         assert key in rows[0]
-    assert {r["scheme"] for r in rows} == {"fp32", "fp16", "bf16", "a8w8", "a8w8-pt", "a16w8", "fp8e4m3", "fp8e5m2"}
+    assert {r["scheme"] for r in rows} == {"fp32", "fp16", "bf16", "a8w8", "a8w8-pt", "a16w8", "a8w4", "a8w4-pt", "fp8e4m3",
+                                          "fp8e5m2"}
 
 
 @pytest.mark.parametrize(

@@ -64,7 +64,7 @@ def test_u55_rules_apply_to_the_u55_subset_only():
 
 def test_a_target_says_which_cases_are_not_its_own():
     u55 = get_target("ethos-u55-128")
-    with pytest.raises(ConfigError, match="runs the schemes a8w8, a8w8-pt, a16w8, not fp32"):
+    with pytest.raises(ConfigError, match="runs the schemes a8w8, a8w8-pt, a16w8, a8w4, a8w4-pt, not fp32"):
         check_case(u55, parse_descriptor("conv2d_ic4_oc4_i8x8_k3_qfp32"))
     with pytest.raises(ConfigError, match="static shapes only"):
         check_case(u55, parse_descriptor("conv2d_n2_ic4_oc4_i8x8_k3_qa8w8_dybatch"))

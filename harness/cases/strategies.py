@@ -24,7 +24,7 @@ import random
 
 from harness.case.contexts import CONTEXT_NAMES
 from harness.config import DATASETS, DYNAMICS, PADDING_MODES, ConfigError, ConvConfig, parse_descriptor
-from harness.policy.schemes import FP8_SCHEMES, GRAPH_SCHEMES
+from harness.policy.schemes import FP8_SCHEMES, GRAPH_SCHEMES, MIRRORS
 
 # One line per target; the comment names the branch it aims at.
 EDGE_BASES = (
@@ -356,3 +356,8 @@ def unique(configs) -> list[ConvConfig]:
             seen.add(c.descriptor)
             out.append(c)
     return out
+
+
+def mirrored(cases: list[ConvConfig]) -> list[ConvConfig]:
+    """Each case of a mirrored scheme again in each scheme that mirrors it (a8w8 -> a8w4), in order."""
+    return [c.replace(scheme=m) for c in cases for m in MIRRORS.get(c.scheme, ())]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from harness.cases import strategies
 from harness.case.contexts import CONTEXT_NAMES
 from harness.config import DATASETS, ConfigError, ConvConfig, parse_descriptor
-from harness.policy.schemes import GRAPH_SCHEMES
+from harness.policy.schemes import GRAPH_SCHEMES, SCHEMES
 from harness.policy.targets import DEFAULT_TARGET, Target, check_case, get_target
 
 # The smoke sweep: one representative of each branch of RewriteConvPass and
@@ -157,7 +157,7 @@ def ethos_u(name: str, target: Target) -> list[ConvConfig]:
     none). Smoke: one base per branch of the conv passes (what the canaries reach) and the target's
     documented limits, at each limit and one past it. Nightly: every edge case, rejection, data set, the
     contexts, the grid, 100 random cases. Full: every context on every edge base, the grid in every scheme."""
-    schemes = target.schemes
+    schemes = tuple(s for s in target.schemes if not SCHEMES[s].mirrors)  # mirrors follow in sweep()
     cases = [parse_descriptor(f"{b}_q{s}") for b in SMOKE_BASES for s in schemes]
     cases += strategies.ethos_u_limit_cases()
     if name in ("nightly", "full"):
@@ -186,7 +186,8 @@ def sweep(name: str, random: int = 0, seed: int = 0, target: str = DEFAULT_TARGE
     if random < 0:
         raise ConfigError(f"invalid --random {random}: must be >= 0")
     t = get_target(target)
-    cases = SWEEPS[name]() if t.backend == "tosa" else ethos_u(name, t)
+    cases = strategies.unique(SWEEPS[name]() if t.backend == "tosa" else ethos_u(name, t))
+    cases += [c for c in strategies.mirrored(cases) if _is_case_of(t, c)]  # after the tier: it stays as it was
     if random:
         cases += [c for c in strategies.random_cases(random, seed=1000 + seed) if _is_case_of(t, c)]
     return strategies.unique(cases)
