@@ -7,7 +7,7 @@ match between `-n 0` and `-n auto` and between runs.
 
 from __future__ import annotations
 
-from harness.cases import strategies
+from harness.cases import models, strategies
 from harness.case.contexts import CONTEXT_NAMES
 from harness.config import DATASETS, ConfigError, ConvConfig, parse_descriptor
 from harness.policy.schemes import GRAPH_SCHEMES, SCHEMES
@@ -120,7 +120,8 @@ def nightly() -> list[ConvConfig]:
     """Smoke plus every strategy: edge cases and rejections in every scheme,
     the grid, the pairwise covering array, contexts on more bases, dynamic
     shapes on every dynamic base, 400 seeded random cases, even-size dynamic
-    dims, and the edge cases, data sets and rejections in fp8."""
+    dims, the edge cases, data sets and rejections in fp8, and one conv of
+    real networks per structural class (harness.cases.models)."""
     return (
         smoke()
         + strategies.edge_cases()
@@ -135,17 +136,19 @@ def nightly() -> list[ConvConfig]:
         + strategies.fp8_cases()
         + strategies.fp8_cases(SMOKE_DATASET_BASES, DATASETS)
         + strategies.fp8_cases(strategies.REJECTION_CASES)
+        + models.models()
     )
 
 
 def full() -> list[ConvConfig]:
     """Everything: nightly, every context on every edge base, the grid in every
-    scheme, 2,000 random cases."""
+    scheme, 2,000 random cases, every distinct conv of the real networks."""
     return (
         nightly()
         + _contexts(strategies.EDGE_BASES)
         + strategies.grid(GRAPH_SCHEMES)
         + strategies.random_cases(2000, seed=1)
+        + models.models(by="conv")
     )
 
 

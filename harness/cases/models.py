@@ -1,0 +1,49 @@
+"""The `models` strategy: the convs real networks run, as the networks define them.
+
+harness/cases/models.json lists every conv of 13 networks of the class of
+hardware the Arm backend targets (ImageNet mobile nets, the video ResNets,
+the MLPerf Tiny models, a raw-audio keyword spotter) with the input size it
+sees, extracted from the definitions in `harness.networks`
+(`python -m harness.networks.convs --write`; tests/test_models.py keeps the
+file true). The nightly tier takes the first conv of each structural class
+(`harness.cases.classes`), the full tier every distinct conv; both in every
+scheme the tiers put in graphs (their a8w4 twins follow with the tier's).
+Torch-free: it only reads the file.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+
+from harness.cases.classes import structural_class
+from harness.config import ConvConfig, parse_descriptor
+from harness.policy.schemes import GRAPH_SCHEMES
+
+DATA = Path(__file__).with_name("models.json")
+
+
+@lru_cache(maxsize=1)
+def entries() -> tuple[dict, ...]:
+    """Every conv of every network: {"network", "layer", "base"} (base: the descriptor without its scheme)."""
+    return tuple(json.loads(DATA.read_text()))
+
+
+def distinct(by: str = "class") -> list[dict]:
+    """The first entry of each structural class (`by="class"`) or of each distinct conv (`"conv"`)."""
+    if by not in ("class", "conv"):
+        raise ValueError(f"invalid distinct-by {by!r}: 'class' or 'conv'")
+    seen: set[str] = set()
+    out = []
+    for e in entries():
+        key = e["base"] if by == "conv" else structural_class(parse_descriptor(f"{e['base']}_qfp32"))
+        if key not in seen:
+            seen.add(key)
+            out.append(e)
+    return out
+
+
+def models(schemes=GRAPH_SCHEMES, by: str = "class") -> list[ConvConfig]:
+    """The networks' convs, one per structural class (or every distinct one), in each scheme."""
+    return [parse_descriptor(f"{e['base']}_q{s}") for e in distinct(by) for s in schemes]

@@ -1,0 +1,37 @@
+"""The `models` strategy: the convs of real networks, as their definitions here run them."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.cases import models
+from harness.cases.classes import structural_class
+from harness.cases.sweeps import sweep
+from harness.networks import convs
+
+
+@pytest.mark.parametrize("network", list(convs.NETWORKS))
+def test_the_stored_convs_are_the_networks_own(network):
+    """models.json is what the definitions run: regenerate it with `python -m harness.networks.convs --write`."""
+    stored = [e for e in models.entries() if e["network"] == network]
+    assert stored == convs.extract(network)
+
+
+def test_the_networks_and_their_size():
+    per = {n: sum(1 for e in models.entries() if e["network"] == n) for n in convs.NETWORKS}
+    assert per == {"mobilenet_v2": 52, "mobilenet_v3_large": 62, "mobilenet_v3_small": 52, "resnet18": 20,
+                   "efficientnet_b0": 81, "shufflenet_v2": 56, "squeezenet1_1": 26, "r3d_18": 20, "r2plus1d_18": 37,
+                   "ds_cnn": 9, "mobilenet_v1_025_vww": 27, "resnet8": 9, "m5": 4}
+    ranks = {e["base"][:6] for e in models.entries()}
+    assert ranks == {"conv1d", "conv2d", "conv3d"}
+
+
+def test_nightly_has_one_conv_per_class_of_the_networks_and_full_every_one():
+    nightly, full = {c.descriptor for c in sweep("nightly")}, {c.descriptor for c in sweep("full")}
+    one_per_class = models.models()
+    assert {c.descriptor for c in one_per_class} <= nightly and {c.descriptor for c in models.models(by="conv")} <= full
+    every_class = {structural_class(c) for c in models.models(by="conv")}
+    assert {structural_class(c) for c in one_per_class} == every_class
+    assert len(models.distinct("class")) == len(every_class) < len(models.distinct("conv"))
+    with pytest.raises(ValueError, match="invalid distinct-by 'layer'"):
+        models.distinct("layer")
