@@ -10,7 +10,7 @@ rest of `total` (the stages proper are quantize, lower, run); writing a
 result to the results file and the run history is timed by writing the
 run's results again.
 
-    python benchmarks/bench_sweeps.py [--sweep smoke] [-j 2] [--alone-results FILE] [--json out.json]
+    python benchmarks/bench_sweeps.py [--sweep smoke] [-j 2] [--filter REGEX] [--alone-results FILE] [--json out.json]
 
 `--alone-results` / `--packed-results` (with their `--*-wall-s`) take an
 earlier run's results file instead of running it again (the nightly alone
@@ -35,9 +35,10 @@ SAME = ("outcome", "reason", "rule", "metrics", "tosa_ops", "conv_ops", "output_
 STAGES = ("quantize", "lower", "run")
 
 
-def _sweep(tier: str, jobs: int, pack: int | None, results: Path) -> float:
+def _sweep(tier: str, jobs: int, pack: int | None, results: Path, filter_: str | None = None) -> float:
     cmd = [sys.executable, "-m", "harness", "sweep", "--sweep", tier, "-j", str(jobs), "--no-progress",
            "--no-history", "--results", str(results)] + ([] if pack is None else ["--pack", str(pack)])
+    cmd += [] if filter_ is None else ["--filter", filter_]
     start = time.perf_counter()
     subprocess.run(cmd, cwd=ROOT, check=False, stdout=subprocess.DEVNULL)
     return time.perf_counter() - start
@@ -80,6 +81,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sweep", default="smoke")
     parser.add_argument("-j", "--jobs", type=int, default=2)
+    parser.add_argument("--filter", help="only these descriptors (e.g. a tier as it stood before new cases joined it)")
     parser.add_argument("--alone-results", type=Path, help="an earlier --pack 1 run's results, instead of a new run")
     parser.add_argument("--alone-wall-s", type=float, help="that run's wall time (its summary.md says it)")
     parser.add_argument("--packed-results", type=Path, help="an earlier packed run's results, instead of a new run")
@@ -90,11 +92,11 @@ def main() -> int:
         packed_path, packed_s = args.packed_results, args.packed_wall_s
         if packed_path is None:
             packed_path = Path(tmp) / "packed.jsonl"
-            packed_s = _sweep(args.sweep, args.jobs, None, packed_path)
+            packed_s = _sweep(args.sweep, args.jobs, None, packed_path, args.filter)
         alone_path, alone_s = args.alone_results, args.alone_wall_s
         if alone_path is None:
             alone_path = Path(tmp) / "alone.jsonl"
-            alone_s = _sweep(args.sweep, args.jobs, 1, alone_path)
+            alone_s = _sweep(args.sweep, args.jobs, 1, alone_path, args.filter)
         packed, alone = _read(packed_path), _read(alone_path)
         writing = _writing_s(packed_path)
     differ = sorted(d for d in alone if d not in packed or any(packed[d].get(k) != alone[d].get(k) for k in SAME
@@ -102,7 +104,7 @@ def main() -> int:
     shares = _own_share(packed)
     totals = [r["timings_s"].get("total", 0.0) for r in packed.values()]
     figures = {
-        "sweep": args.sweep, "jobs": args.jobs, "cases": len(alone),
+        "sweep": args.sweep, "filter": args.filter, "jobs": args.jobs, "cases": len(alone),
         "packed_wall_s": None if packed_s is None else round(packed_s, 1),
         "alone_wall_s": None if alone_s is None else round(alone_s, 1),
         "from_earlier_runs": bool(args.packed_results or args.alone_results),
