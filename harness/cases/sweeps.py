@@ -7,7 +7,7 @@ match between `-n 0` and `-n auto` and between runs.
 
 from __future__ import annotations
 
-from harness.cases import models, strategies
+from harness.cases import models, strategies, structural
 from harness.case.contexts import CONTEXT_NAMES
 from harness.config import DATASETS, ConfigError, ConvConfig, parse_descriptor
 from harness.policy.schemes import GRAPH_SCHEMES, SCHEMES
@@ -120,8 +120,9 @@ def nightly() -> list[ConvConfig]:
     """Smoke plus every strategy: edge cases and rejections in every scheme,
     the grid, the pairwise covering array, contexts on more bases, dynamic
     shapes on every dynamic base, 400 seeded random cases, even-size dynamic
-    dims, the edge cases, data sets and rejections in fp8, and one conv of
-    real networks per structural class (harness.cases.models)."""
+    dims, the edge cases, data sets and rejections in fp8, one conv of real
+    networks per structural class (harness.cases.models), and every class
+    of a small 1D/2D forward conv (harness.cases.structural)."""
     return (
         smoke()
         + strategies.edge_cases()
@@ -137,6 +138,7 @@ def nightly() -> list[ConvConfig]:
         + strategies.fp8_cases(SMOKE_DATASET_BASES, DATASETS)
         + strategies.fp8_cases(strategies.REJECTION_CASES)
         + models.models()
+        + structural.structural()
     )
 
 
