@@ -35,3 +35,17 @@ def test_1d_and_each_2d_axis_alone_and_jointly():
 def test_nightly_covers_every_structural_class():
     nightly = sweep("nightly")
     assert set(classes(structural.structural())) <= set(classes(nightly))
+
+
+def test_transposed_convs_are_as_diverse_each_axis_alone_and_jointly():
+    cases = structural.transposed()
+    every = {f"k{k}s{s}p{p}d1op{op}:-" for k, s, p, op in structural.transposed_settings()}
+    assert len(every) == 150  # k 1-5, s 1-4, p 0..k-1, output padding 0..s-1
+    plain = "k3s1p1d1op0:-"
+    h_alone = {axis_classes(c)[0] for c in cases if axis_classes(c)[1] == plain}
+    w_alone = {axis_classes(c)[1] for c in cases if axis_classes(c)[0] == plain}
+    joint = {axis_classes(c)[0] for c in cases if axis_classes(c)[0] == axis_classes(c)[1]}
+    assert h_alone == w_alone == joint == every
+    turns = {(c.scheme, c.groups, c.bias) for c in cases}
+    assert turns == {(s, g, b) for s in GRAPH_SCHEMES for g, b in ((1, True), (2, True), (1, False))}
+    assert set(classes(cases)) <= set(classes(sweep("nightly")))

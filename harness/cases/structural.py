@@ -9,6 +9,11 @@ at a plain k3 s1 p1 d1) and on both axes jointly. Each case runs in one scheme,
 taken in turn from the graph schemes, so every scheme meets every kind of
 setting without multiplying the tier by six. Channels stay small (4 -> 4,
 bias): the classes, not the sizes, are the point.
+
+Transposed 2D convs get the same treatment (`transposed`): per axis kernel
+1-5, stride 1-4, padding 0..k-1 and output padding 0..s-1 (dilation is a
+documented rejection), on H alone, W alone and jointly, the group kind and
+bias taking turns (ungrouped with bias, two groups, no bias) as the schemes do.
 """
 
 from __future__ import annotations
@@ -55,3 +60,26 @@ def structural(schemes=GRAPH_SCHEMES) -> list[ConvConfig]:
     shapes += [[a, PLAIN] for a, _ in _axis_cases()] + [[PLAIN, a] for a, _ in _axis_cases()]
     shapes += [[a, a] for a, _ in _axis_cases()]
     return [parse_descriptor(_descriptor(axes, schemes[i % len(schemes)])) for i, axes in enumerate(shapes)]
+
+
+def transposed_settings() -> list[tuple[int, int, int, int]]:
+    """Every (kernel, stride, padding, output padding) of one axis of a transposed conv."""
+    return [(k, s, p, op) for k in KERNELS for s in STRIDES for p in range(k) for op in range(s)]
+
+
+TRANSPOSED_PLAIN = (3, 1, 1, 0)
+TRANSPOSED_SIZE = 5
+TRANSPOSED_TURNS = ((1, 1), (2, 1), (1, 0))  # (groups, bias) in turn
+
+
+def transposed(schemes=GRAPH_SCHEMES) -> list[ConvConfig]:
+    """tconv2d: each axis setting on H alone, on W alone and jointly; schemes, groups and bias in turn."""
+    shapes = [(a, TRANSPOSED_PLAIN) for a in transposed_settings()]
+    shapes += [(TRANSPOSED_PLAIN, a) for a in transposed_settings()] + [(a, a) for a in transposed_settings()]
+    out = []
+    for i, (h, w) in enumerate(shapes):
+        groups, bias = TRANSPOSED_TURNS[(i // len(schemes)) % len(TRANSPOSED_TURNS)]  # not in step with the schemes
+        out.append(parse_descriptor(
+            f"tconv2d_n1_ic4_oc4_g{groups}_i{TRANSPOSED_SIZE}x{TRANSPOSED_SIZE}_k{h[0]}x{w[0]}_s{h[1]}x{w[1]}"
+            f"_p{h[2]}x{w[2]}_d1x1_op{h[3]}x{w[3]}_b{bias}_pmzeros_q{schemes[i % len(schemes)]}_dsnormal_cxnone"))
+    return out

@@ -139,6 +139,7 @@ def nightly() -> list[ConvConfig]:
         + strategies.fp8_cases(strategies.REJECTION_CASES)
         + models.models()
         + structural.structural()
+        + structural.transposed()
     )
 
 
