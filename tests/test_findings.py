@@ -1,0 +1,33 @@
+"""A finding's mechanism, pinned: when ExecuTorch changes it, this says so before the registry does."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.config import parse_descriptor
+
+pytestmark = pytest.mark.lowering
+
+LAYOUT_CASE = "conv2d_n2_ic4_oc8_g2_i5x8_k2x1_s2x1_p2x0_d1x1_b1_pmreplicate_qa8w4-pt_dschannel-skew_cxpermute-in"
+
+
+def test_a_layout_op_before_a_replicate_pad_requantizes_and_the_lowering_drops_it():
+    """int-layout-op-requantize-dropped: the shared observer of movedim and pad also sees the padded rows, so
+    the converted model requantizes x between two qparams; the TOSA graph has no RESCALE for it."""
+    import torch
+
+    from harness.policy.targets import get_target
+    from harness.run import stages
+    from harness.run.execute import run_case
+
+    prepared = stages.prepare(parse_descriptor(LAYOUT_CASE), 0, get_target("tosa"))
+    gm = prepared.program.module() if hasattr(prepared.program, "module") else prepared.program
+    q = torch.ops.quantized_decomposed.quantize_per_tensor.default
+    by_input = {n.args[0].name: n.args[1:3] for n in gm.graph.nodes if n.target == q}
+    assert by_input["x"] != by_input["movedim"]  # two qparams for the same values
+    artifact = stages.lower(prepared)
+    ops = list(artifact.tosa_ops)
+    assert ops.index("TRANSPOSE") < ops.index("CONV2D") and "RESCALE" not in ops[:ops.index("CONV2D")]
+    r = run_case(parse_descriptor(LAYOUT_CASE), 0, "tosa")
+    assert r.outcome.value == "known_issue" and r.issue == "int-layout-op-requantize-dropped"
+    assert r.metrics["max_lsb"] >= 2 and r.metrics["where"]["interior"] > 0
