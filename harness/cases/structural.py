@@ -40,8 +40,9 @@ def sizes(k: int, s: int, p: int, d: int) -> dict[str, int]:
     return out
 
 
-def _axis_cases() -> list[tuple[tuple[int, int, int, int, int], str]]:
-    return [((k, s, p, d, n), kind) for k, s, p, d in settings() for kind, n in sizes(k, s, p, d).items()]
+def _axes() -> list[tuple[int, int, int, int, int]]:
+    """(k, s, p, d, size) of one axis: every setting at each of its remainder kinds' sizes."""
+    return [(k, s, p, d, n) for k, s, p, d in settings() for n in sizes(k, s, p, d).values()]
 
 
 def _descriptor(axes: list[tuple[int, int, int, int, int]], scheme: str) -> str:
@@ -56,9 +57,8 @@ def _descriptor(axes: list[tuple[int, int, int, int, int]], scheme: str) -> str:
 
 def structural(schemes=GRAPH_SCHEMES) -> list[ConvConfig]:
     """1D: every setting and kind; 2D: on H alone, on W alone, jointly; schemes in turn."""
-    shapes = [[a] for a, _ in _axis_cases()]
-    shapes += [[a, PLAIN] for a, _ in _axis_cases()] + [[PLAIN, a] for a, _ in _axis_cases()]
-    shapes += [[a, a] for a, _ in _axis_cases()]
+    axes = _axes()
+    shapes = [[a] for a in axes] + [[a, PLAIN] for a in axes] + [[PLAIN, a] for a in axes] + [[a, a] for a in axes]
     return [parse_descriptor(_descriptor(axes, schemes[i % len(schemes)])) for i, axes in enumerate(shapes)]
 
 
@@ -74,8 +74,8 @@ TRANSPOSED_TURNS = ((1, 1), (2, 1), (1, 0))  # (groups, bias) in turn
 
 def transposed(schemes=GRAPH_SCHEMES) -> list[ConvConfig]:
     """tconv2d: each axis setting on H alone, on W alone and jointly; schemes, groups and bias in turn."""
-    shapes = [(a, TRANSPOSED_PLAIN) for a in transposed_settings()]
-    shapes += [(TRANSPOSED_PLAIN, a) for a in transposed_settings()] + [(a, a) for a in transposed_settings()]
+    axes = transposed_settings()
+    shapes = [(a, TRANSPOSED_PLAIN) for a in axes] + [(TRANSPOSED_PLAIN, a) for a in axes] + [(a, a) for a in axes]
     out = []
     for i, (h, w) in enumerate(shapes):
         groups, bias = TRANSPOSED_TURNS[(i // len(schemes)) % len(TRANSPOSED_TURNS)]  # not in step with the schemes

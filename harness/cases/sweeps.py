@@ -192,7 +192,7 @@ def sweep(name: str, random: int = 0, seed: int = 0, target: str = DEFAULT_TARGE
     if random < 0:
         raise ConfigError(f"invalid --random {random}: must be >= 0")
     t = get_target(target)
-    cases = strategies.unique(SWEEPS[name]() if t.backend == "tosa" else ethos_u(name, t))
+    cases = SWEEPS[name]() if t.backend == "tosa" else ethos_u(name, t)
     cases += [c for c in strategies.mirrored(cases) if _is_case_of(t, c)]  # after the tier: it stays as it was
     if random:
         cases += [c for c in strategies.random_cases(random, seed=1000 + seed) if _is_case_of(t, c)]

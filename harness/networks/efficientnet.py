@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from torch import nn
 
-from harness.networks import init_like_torchvision
+from harness.networks import conv_bn, ready
 
 # (expansion, kernel, stride, output channels, repeats): Table 1 of the paper (stage 2 to 8).
 STAGES = ((1, 3, 1, 16, 1), (6, 3, 2, 24, 2), (6, 5, 2, 40, 2), (6, 3, 2, 80, 3), (6, 5, 1, 112, 3),
@@ -12,8 +12,7 @@ STAGES = ((1, 3, 1, 16, 1), (6, 3, 2, 24, 2), (6, 5, 2, 40, 2), (6, 3, 2, 80, 3)
 
 
 def _conv_bn_swish(cin: int, cout: int, kernel: int, stride: int, groups: int = 1) -> nn.Sequential:
-    return nn.Sequential(nn.Conv2d(cin, cout, kernel, stride, (kernel - 1) // 2, groups=groups, bias=False),
-                         nn.BatchNorm2d(cout), nn.SiLU())
+    return conv_bn(cin, cout, kernel, stride, groups, nn.SiLU())
 
 
 class MBConv(nn.Module):
@@ -52,7 +51,4 @@ class EfficientNetB0(nn.Module):
 
 def efficientnet_b0(num_classes: int = 1000) -> EfficientNetB0:
     """EfficientNet-B0 at 224x224 (81 convs: 16 depthwise 3x3/5x5, 32 in squeeze-excite)."""
-    model = init_like_torchvision(EfficientNetB0(num_classes))
-    model.recalibrate_batch_norm = True
-    model.example_input_shape = (1, 3, 224, 224)
-    return model
+    return ready(EfficientNetB0(num_classes), (1, 3, 224, 224))

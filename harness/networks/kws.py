@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from torch import nn
 
+from harness.networks import ready
+
 
 class M5(nn.Module):
     def __init__(self, num_classes: int = 35, channels: int = 32):
@@ -24,7 +26,4 @@ class M5(nn.Module):
 
 def m5(num_classes: int = 35) -> M5:
     """M5 on one second of 8 kHz audio (4 conv1d: an 80-tap stride-16 front end, then 3-tap convs)."""
-    model = M5(num_classes)
-    model.recalibrate_batch_norm = True
-    model.example_input_shape = (1, 1, 8000)
-    return model
+    return ready(M5(num_classes), (1, 1, 8000), torchvision_init=False)

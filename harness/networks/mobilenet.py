@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from torch import nn
 
-from harness.networks import init_like_torchvision
+from harness.networks import conv_bn, ready
 
 # (expansion t, output channels c, repeats n, first stride s), as in Table 2 of the paper.
 _BLOCKS = ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1))
@@ -17,8 +17,7 @@ def _divisible(v: float, divisor: int = 8) -> int:
 
 
 def _conv_bn_relu6(cin: int, cout: int, kernel: int, stride: int, groups: int = 1) -> nn.Sequential:
-    return nn.Sequential(nn.Conv2d(cin, cout, kernel, stride, (kernel - 1) // 2, groups=groups, bias=False),
-                         nn.BatchNorm2d(cout), nn.ReLU6(inplace=False))
+    return conv_bn(cin, cout, kernel, stride, groups, nn.ReLU6())
 
 
 class InvertedResidual(nn.Module):
@@ -57,15 +56,9 @@ class MobileNetV2(nn.Module):
 
 def mobilenet_v2(num_classes: int = 1000, width: float = 1.0) -> MobileNetV2:
     """MobileNetV2 at 224x224 (52 convs: 17 depthwise)."""
-    model = init_like_torchvision(MobileNetV2(num_classes, width))
-    model.recalibrate_batch_norm = True
-    model.example_input_shape = (1, 3, 224, 224)
-    return model
+    return ready(MobileNetV2(num_classes, width), (1, 3, 224, 224))
 
 
 def mobilenet_v2_035_96(num_classes: int = 1000) -> MobileNetV2:
     """MobileNetV2 with width 0.35 at 96x96: the variant microcontroller NPUs run."""
-    model = init_like_torchvision(MobileNetV2(num_classes, 0.35))
-    model.recalibrate_batch_norm = True
-    model.example_input_shape = (1, 3, 96, 96)
-    return model
+    return ready(MobileNetV2(num_classes, 0.35), (1, 3, 96, 96))

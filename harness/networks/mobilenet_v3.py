@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from torch import nn
 
-from harness.networks import init_like_torchvision
+from harness.networks import conv_bn, ready
 from harness.networks.mobilenet import _divisible
 
 # (kernel, expanded channels, output channels, squeeze-excite, activation, stride): Tables 1 and 2 of the paper.
@@ -24,8 +24,7 @@ def _act(kind: str) -> nn.Module:
 
 
 def _conv_bn_act(cin: int, cout: int, kernel: int, stride: int, act: str, groups: int = 1) -> nn.Sequential:
-    return nn.Sequential(nn.Conv2d(cin, cout, kernel, stride, (kernel - 1) // 2, groups=groups, bias=False),
-                         nn.BatchNorm2d(cout), _act(act))
+    return conv_bn(cin, cout, kernel, stride, groups, _act(act))
 
 
 class SqueezeExcite(nn.Module):
@@ -72,10 +71,7 @@ class MobileNetV3(nn.Module):
 
 
 def _at_224(model: nn.Module) -> nn.Module:
-    model = init_like_torchvision(model)
-    model.recalibrate_batch_norm = True
-    model.example_input_shape = (1, 3, 224, 224)
-    return model
+    return ready(model, (1, 3, 224, 224))
 
 
 def mobilenet_v3_large(num_classes: int = 1000) -> MobileNetV3:

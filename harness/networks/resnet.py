@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from torch import nn
 
-from harness.networks import init_like_torchvision
+from harness.networks import ready
 
 
 class BasicBlock(nn.Module):
@@ -42,7 +42,4 @@ class ResNet18(nn.Module):
 
 def resnet18(num_classes: int = 1000) -> ResNet18:
     """ResNet-18 at 224x224 (20 convs: a 7x7/2 stem, 3x3 blocks, three 1x1/2 projections)."""
-    model = init_like_torchvision(ResNet18(num_classes))
-    model.recalibrate_batch_norm = True
-    model.example_input_shape = (1, 3, 224, 224)
-    return model
+    return ready(ResNet18(num_classes), (1, 3, 224, 224))

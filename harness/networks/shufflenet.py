@@ -6,12 +6,11 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from harness.networks import init_like_torchvision
+from harness.networks import conv_bn, ready
 
 
 def _conv_bn(cin: int, cout: int, kernel: int, stride: int = 1, groups: int = 1, relu: bool = True):
-    layers = [nn.Conv2d(cin, cout, kernel, stride, (kernel - 1) // 2, groups=groups, bias=False), nn.BatchNorm2d(cout)]
-    return nn.Sequential(*layers, nn.ReLU()) if relu else nn.Sequential(*layers)
+    return conv_bn(cin, cout, kernel, stride, groups, nn.ReLU() if relu else None)
 
 
 def _shuffle(x: torch.Tensor, groups: int = 2) -> torch.Tensor:
@@ -56,10 +55,7 @@ class ShuffleNetV2(nn.Module):
 
 def shufflenet_v2(num_classes: int = 1000) -> ShuffleNetV2:
     """ShuffleNetV2 1.0x at 224x224 (56 convs: 19 depthwise 3x3, 13 of them stride 1)."""
-    model = init_like_torchvision(ShuffleNetV2(num_classes))
-    model.recalibrate_batch_norm = True
-    model.example_input_shape = (1, 3, 224, 224)
-    return model
+    return ready(ShuffleNetV2(num_classes), (1, 3, 224, 224))
 
 
 class Fire(nn.Module):
@@ -89,6 +85,4 @@ class SqueezeNet11(nn.Module):
 
 def squeezenet1_1(num_classes: int = 1000) -> SqueezeNet11:
     """SqueezeNet 1.1 at 224x224 (26 convs, all with bias: an unpadded 3x3/2 stem, fire modules, a 1x1 classifier)."""
-    model = SqueezeNet11(num_classes)
-    model.example_input_shape = (1, 3, 224, 224)
-    return model
+    return ready(SqueezeNet11(num_classes), (1, 3, 224, 224), torchvision_init=False, batch_norm=False)

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from torch import nn
 
+from harness.networks import conv_bn, ready
+
 
 def _conv_bn_relu(cin: int, cout: int, kernel, stride=1, padding=0, groups: int = 1, bias: bool = True):
-    return nn.Sequential(nn.Conv2d(cin, cout, kernel, stride, padding, groups=groups, bias=bias),
-                         nn.BatchNorm2d(cout), nn.ReLU())
+    return conv_bn(cin, cout, kernel, stride, groups, nn.ReLU(), padding, bias)
 
 
 class DSCNN(nn.Module):
@@ -27,10 +28,7 @@ class DSCNN(nn.Module):
 
 def ds_cnn(num_classes: int = 12) -> DSCNN:
     """DS-CNN (KWS) on 1x49x10 MFCCs (9 convs: a 10x4/2 front end, 4 depthwise-separable pairs)."""
-    model = DSCNN(num_classes)
-    model.recalibrate_batch_norm = True
-    model.example_input_shape = (1, 1, 49, 10)
-    return model
+    return ready(DSCNN(num_classes), (1, 1, 49, 10), torchvision_init=False)
 
 
 # (output channels at width 1.0, stride) of the depthwise-separable layers: Table 1 of Howard et al. (2017).
@@ -57,10 +55,7 @@ class MobileNetV1(nn.Module):
 
 def mobilenet_v1_025_vww(num_classes: int = 2) -> MobileNetV1:
     """MobileNetV1 0.25x (visual wake words) at 96x96 (27 convs: 13 depthwise 3x3, 4 of them stride 2)."""
-    model = MobileNetV1(0.25, num_classes)
-    model.recalibrate_batch_norm = True
-    model.example_input_shape = (1, 3, 96, 96)
-    return model
+    return ready(MobileNetV1(0.25, num_classes), (1, 3, 96, 96), torchvision_init=False)
 
 
 class ResNet8Block(nn.Module):
@@ -87,7 +82,4 @@ class ResNet8(nn.Module):
 
 def resnet8(num_classes: int = 10) -> ResNet8:
     """ResNet-8 (image classification) at 32x32 (9 convs: 3x3 blocks, two 3x3/2 and two 1x1/2 projections)."""
-    model = ResNet8(num_classes)
-    model.recalibrate_batch_norm = True
-    model.example_input_shape = (1, 3, 32, 32)
-    return model
+    return ready(ResNet8(num_classes), (1, 3, 32, 32), torchvision_init=False)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from torch import nn
 
-from harness.networks import init_like_torchvision
+from harness.networks import ready
 
 
 def _bn_relu(c: int) -> list[nn.Module]:
@@ -58,10 +58,7 @@ class VideoResNet18(nn.Module):
 
 
 def _at_8x56(model: nn.Module) -> nn.Module:
-    model = init_like_torchvision(model)
-    model.recalibrate_batch_norm = True
-    model.example_input_shape = (1, 3, 8, 56, 56)
-    return model
+    return ready(model, (1, 3, 8, 56, 56))
 
 
 def r3d_18(num_classes: int = 400) -> VideoResNet18:
