@@ -52,6 +52,74 @@ def test_every_operator_applies_where_it_should():
     assert mutants(SOURCE, "m.py") == ms  # stable
 
 
+SPANS = textwrap.dedent('''
+    def pick(x, k):
+        if (x > k and
+                k >= 0):
+            y = (x,
+                 k + 1)
+            return y
+        match x:
+            case 2:
+                return -1
+        return 0
+''')
+
+
+def test_a_mutant_names_the_lines_that_run_it():
+    """An `if`'s test spans its header lines only (not its body); a simple statement spans all its lines."""
+    spans = {(m.line, m.operator, m.description): m.lines for m in mutants(SPANS, "s.py")}
+    assert spans[(3, "negate", "condition")] == (3, 4)
+    assert spans[(3, "compare", "Gt -> GtE")] == (3, 4) and spans[(4, "const", "0 -> 1")] == (3, 4)
+    assert spans[(6, "const", "1 -> 2")] == (5, 6)  # inside a statement that starts a line above
+    assert spans[(10, "const", "1 -> 2")] == (10, 10)
+
+
+def test_cases_that_never_run_a_mutants_lines_are_not_run_for_it():
+    """The coverage argument behind `reaching`: a call whose traced lines miss every line of a mutant
+    returns the same with the mutant in place."""
+    from collections import Counter
+
+    from harness.mutate.run import reaching
+
+    ns: dict = {}
+    exec(compile(SPANS, "s.py", "exec"), ns)
+    lines_run: dict[int, set[int]] = {}
+
+    def tracer(frame, event, arg):
+        if frame.f_code.co_filename != "s.py":
+            return None
+        seen = lines_run.setdefault(frame.f_locals["x"], set())
+
+        def line(frame, event, arg):
+            seen.add(frame.f_lineno)
+            return line
+        return line
+
+    sys.settrace(tracer)
+    try:
+        results = {x: ns["pick"](x, 1) for x in (0, 2, 5)}
+    finally:
+        sys.settrace(None)
+
+    class Case:
+        def __init__(self, x):
+            self.descriptor = str(x)
+
+    cases = [Case(x) for x in results]
+    trace = {str(x): {"t": lines} for x, lines in lines_run.items()}
+    for m in mutants(SPANS, "s.py"):
+        tree, _ = mutant_tree(SPANS, m.index)
+        mutated: dict = {}
+        exec(compile(tree, "s.py", "exec"), mutated)
+        reached = {c.descriptor for c in reaching(m, "t", cases, trace, Counter())}
+        for x, expected in results.items():
+            if str(x) not in reached:
+                assert mutated["pick"](x, 1) == expected, (m.description, m.line, x)
+    m = next(m for m in mutants(SPANS, "s.py") if m.line == 6)
+    assert [c.descriptor for c in reaching(m, "t", cases, trace, Counter({"0": 1, "5": 3}))] == ["5", "2"]
+
+
 def test_each_mutant_changes_its_function_only_and_compiles():
     original = compile(SOURCE, "m.py", "exec")
     for m in mutants(SOURCE, "m.py"):

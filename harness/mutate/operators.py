@@ -35,6 +35,7 @@ class Mutant:
     operator: str
     description: str
     diff: str  # unified diff of the function's source
+    lines: tuple[int, int] = (0, 0)  # first and last line of the code that runs the change (see `_span`)
 
 
 def _functions(tree: ast.Module) -> list[tuple[str, ast.AST]]:
@@ -125,14 +126,43 @@ def _statements(fn: ast.AST) -> set[int]:
     return ids
 
 
-def _points(tree: ast.Module) -> list[tuple[str, int, str, str, int]]:
-    """(function, node number in walk order, operator, what, line) for every mutation point."""
+_COMPOUND = (ast.If, ast.While, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.Try, ast.Match)
+
+
+def _spans(fn: ast.AST) -> dict[int, tuple[int, int]]:
+    """id(node) -> the lines of the innermost statement around it: a simple statement whole, a compound
+    one's header only (an `if`'s test, not its body). A mutant changes behaviour only if one of those
+    lines runs: the sound test of whether a case reaches it (a constant folded into a tuple on another
+    line of the statement, a multi-line call, still count)."""
+    spans: dict[int, tuple[int, int]] = {}
+
+    def visit(node: ast.AST, span: tuple[int, int]) -> None:
+        if isinstance(node, ast.stmt):
+            end = node.end_lineno or node.lineno
+            if isinstance(node, _COMPOUND):
+                inner = getattr(node, "body", None) or [c.pattern for c in getattr(node, "cases", [])]
+                first = min((s.lineno for s in inner), default=end + 1)
+                end = max(node.lineno, first - 1)
+            span = (node.lineno, end)
+        spans[id(node)] = span
+        for child in ast.iter_child_nodes(node):
+            visit(child, span)
+
+    for stmt in fn.body:
+        visit(stmt, (stmt.lineno, stmt.end_lineno or stmt.lineno))
+    return spans
+
+
+def _points(tree: ast.Module) -> list[tuple[str, int, str, str, int, tuple[int, int]]]:
+    """(function, node number in walk order, operator, what, line, lines that run it) for every mutation point."""
     out = []
     for name, fn in _functions(tree):
         statements = _statements(fn)
+        spans = _spans(fn)
         for number, node in enumerate(_body_nodes(fn)):
             for operator, what in _changes(node, id(node) in statements):
-                out.append((name, number, operator, what, getattr(node, "lineno", fn.lineno)))
+                line = getattr(node, "lineno", fn.lineno)
+                out.append((name, number, operator, what, line, spans.get(id(node), (line, line))))
     return out
 
 
@@ -168,7 +198,7 @@ def mutants(source: str, file: str) -> list[Mutant]:
     functions = dict(_functions(tree))
     out = []
     befores: dict[str, str] = {}
-    for index, (function, number, operator, what, line) in enumerate(_points(tree)):
+    for index, (function, number, operator, what, line, lines) in enumerate(_points(tree)):
         fn = copy.deepcopy(functions[function])
         before = befores.setdefault(function, ast.unparse(fn))
         _replace(fn, number, operator, what)
@@ -177,7 +207,7 @@ def mutants(source: str, file: str) -> list[Mutant]:
             continue
         diff = "".join(difflib.unified_diff(before.splitlines(True), after.splitlines(True),
                                             f"{file}:{function}", f"{file}:{function} (mutant {index})", n=1))
-        out.append(Mutant(file, function, index, line, operator, what, diff))
+        out.append(Mutant(file, function, index, line, operator, what, diff, lines))
     return out
 
 
@@ -191,5 +221,5 @@ def mutant_tree(source: str, index: int) -> tuple[ast.Module, str]:
     points = _points(ast.parse(source))
     if not 0 <= index < len(points):
         raise IndexError(f"mutant {index} out of range: the file has {len(points)}")
-    function, number, operator, what, _ = points[index]
+    function, number, operator, what, _, _ = points[index]
     return mutated_function(source, function, number, operator, what)[0], function

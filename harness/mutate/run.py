@@ -1,13 +1,15 @@
 """Mutation testing of the installed conv lowering with a tier of the harness: the kill rate and the survivors.
 
 1. Trace: the tier runs once, alone and clean, under `harness.mutate.trace`, which
-   records the target functions each case reaches (kept per ExecuTorch version
+   records the lines of the targets each case runs (kept per ExecuTorch version
    and tier in the output directory, so later runs reuse it).
-2. For each mutant, only the cases that reach its function run, packed, with
-   the mutant loaded in the workers (as a canary is), in sweep order, and stop
-   at the first that is not green: that case kills it. A mutant no case
-   reaches is `unreached`; one that every reaching case survives is `survived`;
-   one that cannot be loaded is `invalid` and not counted.
+2. For each mutant, only the cases that run one of its lines (`Mutant.lines`)
+   run, packed, with the mutant loaded in the workers (as a canary is), and
+   stop at the first that is not green: that case kills it. Cases that killed
+   earlier mutants go first (most kills first, then sweep order): most mutants
+   die in the first pack, and the set run, so the verdict, is the same in any
+   order. A mutant no case reaches is `unreached`; one that every reaching
+   case survives is `survived`; one that cannot be loaded is `invalid` and not counted.
 3. The score is killed / (killed + survived + unreached); every survivor is listed with its diff.
 """
 
@@ -16,6 +18,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -76,24 +79,38 @@ def check_targets(targets: list[str]) -> list[str]:
     return targets or list(DEFAULT_TARGETS)
 
 
-def trace(configs: list[ConvConfig], jobs: int, cache: Path) -> dict[str, set[str]]:
-    """descriptor -> target functions it reaches; read from `cache` when it was made with these versions."""
+Trace = dict[str, dict[str, set[int]]]  # descriptor -> target -> lines run
+
+
+def trace(configs: list[ConvConfig], jobs: int, cache: Path) -> Trace:
+    """The lines of the targets each case runs; read from `cache` when it was made with these versions."""
     from harness.results.case_result import new_run_id
 
-    key = {"versions": {k: v for k, v in versions().items() if k != "harness"},
+    key = {"versions": {k: v for k, v in versions().items() if k != "harness"}, "granularity": "lines",
            "cases": [c.descriptor for c in configs]}
     if cache.exists():
         saved = json.loads(cache.read_text())
         if saved.get("key") == key:
-            return {d: set(f) for d, f in saved["trace"].items()}
+            return {d: {t: set(lines) for t, lines in by.items()} for d, by in saved["trace"].items()}
     run_id = f"trace-{new_run_id()}"
     run_parallel(configs, 0, "tosa", jobs, lambda r: None, case_fn="harness.mutate.trace:run_case", run_id=run_id)
     from harness.mutate.trace import read_trace
 
     reached = read_trace(run_id)
     cache.parent.mkdir(parents=True, exist_ok=True)
-    cache.write_text(json.dumps({"key": key, "trace": {d: sorted(f) for d, f in reached.items()}}))
+    cache.write_text(json.dumps({"key": key, "trace": {d: {t: sorted(v) for t, v in by.items()}
+                                                        for d, by in reached.items()}}))
     return reached
+
+
+def reaching(m: Mutant, target: str, configs: list[ConvConfig], reached: Trace,
+             kills: Counter | None = None) -> list[ConvConfig]:
+    """The cases that run one of the mutant's lines, those with most `kills` first (a stable sort)."""
+    first, last = m.lines if m.lines != (0, 0) else (m.line, m.line)
+    span = set(range(first, last + 1))
+    cases = [c for c in configs if span & reached.get(c.descriptor, {}).get(target, set())]
+    kills = kills or Counter()
+    return sorted(cases, key=lambda c: -kills[c.descriptor])
 
 
 def _run_mutant(m: Mutant, target: str, cases: list[ConvConfig], jobs: int, pack: int) -> MutantResult:
@@ -131,12 +148,13 @@ def mutate(tier: str = "smoke", targets: list[str] | None = None, jobs: int = 2,
     start = time.perf_counter()
     reached = trace(configs, jobs, out / f"trace-{tier}.json")
     report = MutationReport(tier, targets, versions())
+    kills: Counter = Counter()
     for target in targets:
         chosen = [m for m in mutants_of(target) if pattern is None or pattern.search(m.function)]
         for m in chosen[:limit]:
-            key = f"{target}:{m.function}"
-            cases = [c for c in configs if key in reached.get(c.descriptor, ())]
-            row = _run_mutant(m, target, cases, jobs, pack)
+            row = _run_mutant(m, target, reaching(m, target, configs, reached, kills), jobs, pack)
+            if row.status == "killed":
+                kills[row.killed_by] += 1
             report.mutants.append(row)
             if on_mutant:
                 on_mutant(row)

@@ -1,10 +1,11 @@
-"""Which functions of the mutation targets each case runs: a stand-in case function for one sweep.
+"""Which lines of the mutation targets each case runs: a stand-in case function for one sweep.
 
-`run_case` here is the real one under `sys.setprofile`, recording every call
-into a mutation target's file (nested functions count as their enclosing
-top-level function or method, which is what a mutant changes). Each worker
-appends `{"descriptor", "functions"}` lines to a file of its own under
-`trace_dir(run_id)`. A mutant then runs only the cases that reach its function.
+`run_case` here is the real one under `sys.settrace`, with a line tracer on
+the frames of a mutation target's file only (every other frame runs
+untraced). Each worker appends `{"descriptor", "lines"}` lines (target ->
+line numbers run) to a file of its own under `trace_dir(run_id)`. A mutant
+then runs only the cases that run one of its lines: code a case never runs
+cannot change its result.
 """
 
 from __future__ import annotations
@@ -33,31 +34,39 @@ def _files() -> dict[str, str]:
 
 def run_case(config, seed=0, target="tosa", keep_dir=None, canary="", run_id=""):
     files = _files()
-    seen: set[str] = set()
+    seen: dict[str, set[int]] = {}
 
-    def profile(frame, event, arg):
-        if event == "call":
-            key = files.get(frame.f_code.co_filename)
-            if key is not None:
-                seen.add(f"{key}:{frame.f_code.co_qualname.split('.<locals>')[0]}")
+    def call(frame, event, arg):
+        target_name = files.get(frame.f_code.co_filename)
+        if target_name is None:
+            return None  # this frame runs untraced
+        lines = seen.setdefault(target_name, set())
+        lines.add(frame.f_lineno)
 
-    sys.setprofile(profile)
+        def line(frame, event, arg):
+            if event == "line":
+                lines.add(frame.f_lineno)
+            return line
+
+        return line
+
+    sys.settrace(call)
     try:
         result = _run_case(config, seed, target, keep_dir=keep_dir, canary=canary, run_id=run_id)
     finally:
-        sys.setprofile(None)
+        sys.settrace(None)
     out = trace_dir(run_id)
     out.mkdir(parents=True, exist_ok=True)
     with open(out / f"{os.getpid()}.jsonl", "a") as f:
-        f.write(json.dumps({"descriptor": config.descriptor, "functions": sorted(seen)}) + "\n")
+        f.write(json.dumps({"descriptor": config.descriptor, "lines": {t: sorted(v) for t, v in seen.items()}}) + "\n")
     return result
 
 
-def read_trace(run_id: str) -> dict[str, set[str]]:
-    """descriptor -> the "target:function" names it ran."""
-    out: dict[str, set[str]] = {}
+def read_trace(run_id: str) -> dict[str, dict[str, set[int]]]:
+    """descriptor -> target -> the line numbers it ran."""
+    out: dict[str, dict[str, set[int]]] = {}
     for path in sorted(trace_dir(run_id).glob("*.jsonl")):
         for line in path.read_text().splitlines():
             d = json.loads(line)
-            out[d["descriptor"]] = set(d["functions"])
+            out[d["descriptor"]] = {t: set(v) for t, v in d["lines"].items()}
     return out
