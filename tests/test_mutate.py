@@ -78,9 +78,7 @@ def test_a_mutant_names_the_lines_that_run_it():
 def test_cases_that_never_run_a_mutants_lines_are_not_run_for_it():
     """The coverage argument behind `reaching`: a call whose traced lines miss every line of a mutant
     returns the same with the mutant in place."""
-    from collections import Counter
-
-    from harness.mutate.run import reaching
+    from harness.mutate.run import _spread, reaching
 
     ns: dict = {}
     exec(compile(SPANS, "s.py", "exec"), ns)
@@ -112,12 +110,14 @@ def test_cases_that_never_run_a_mutants_lines_are_not_run_for_it():
         tree, _ = mutant_tree(SPANS, m.index)
         mutated: dict = {}
         exec(compile(tree, "s.py", "exec"), mutated)
-        reached = {c.descriptor for c in reaching(m, "t", cases, trace, Counter())}
+        reached = {c.descriptor for c in reaching(m, "t", cases, trace)}
         for x, expected in results.items():
             if str(x) not in reached:
                 assert mutated["pick"](x, 1) == expected, (m.description, m.line, x)
     m = next(m for m in mutants(SPANS, "s.py") if m.line == 6)
-    assert [c.descriptor for c in reaching(m, "t", cases, trace, Counter({"0": 1, "5": 3}))] == ["5", "2"]
+    assert [c.descriptor for c in reaching(m, "t", cases, trace)] == ["2", "5"]
+    six = [Case(i) for i in range(6)]
+    assert [c.descriptor for c in _spread(six, 2)] == ["0", "3", "1", "4", "2", "5"]  # a first pack spans the list
 
 
 def test_each_mutant_changes_its_function_only_and_compiles():

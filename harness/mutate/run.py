@@ -4,12 +4,15 @@
    records the lines of the targets each case runs (kept per ExecuTorch version
    and tier in the output directory, so later runs reuse it).
 2. For each mutant, only the cases that run one of its lines (`Mutant.lines`)
-   run, packed, with the mutant loaded in the workers (as a canary is), and
-   stop at the first that is not green: that case kills it. Cases that killed
-   earlier mutants go first (most kills first, then sweep order): most mutants
-   die in the first pack, and the set run, so the verdict, is the same in any
-   order. A mutant no case reaches is `unreached`; one that every reaching
-   case survives is `survived`; one that cannot be loaded is `invalid` and not counted.
+   run, packed, with the mutant loaded for that pack (as a canary is); its
+   first case that is not green kills it and drops its remaining packs. One
+   set of workers serves every mutant (a task names its mutant), every
+   mutant's first pack comes before any second pack, and a first pack spans
+   the mutant's whole case list, so most mutants die in one pack. The set of
+   cases run, so the verdict, is the same in any order (which case is named
+   as the killer may differ). A mutant no case reaches is `unreached`; one
+   that every reaching case survives is `survived`; one that cannot be loaded
+   is `invalid` and not counted.
 3. The score is killed / (killed + survived + unreached); every survivor is listed with its diff.
 """
 
@@ -18,7 +21,6 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -32,11 +34,6 @@ from harness.results.case_result import CaseResult, versions
 from harness.run.parallel import run_parallel
 
 MUTANT_TIME_LIMIT_S = 120.0  # a mutant that makes a case hang is killed by the timeout; a clean case takes seconds
-
-
-class _Killed(Exception):
-    def __init__(self, result: CaseResult):
-        self.result = result
 
 
 @dataclass
@@ -103,61 +100,87 @@ def trace(configs: list[ConvConfig], jobs: int, cache: Path) -> Trace:
     return reached
 
 
-def reaching(m: Mutant, target: str, configs: list[ConvConfig], reached: Trace,
-             kills: Counter | None = None) -> list[ConvConfig]:
-    """The cases that run one of the mutant's lines, those with most `kills` first (a stable sort)."""
+def reaching(m: Mutant, target: str, configs: list[ConvConfig], reached: Trace) -> list[ConvConfig]:
+    """The cases that run one of the mutant's lines, in tier order."""
     first, last = m.lines if m.lines != (0, 0) else (m.line, m.line)
     span = set(range(first, last + 1))
-    cases = [c for c in configs if span & reached.get(c.descriptor, {}).get(target, set())]
-    kills = kills or Counter()
-    return sorted(cases, key=lambda c: -kills[c.descriptor])
+    return [c for c in configs if span & reached.get(c.descriptor, {}).get(target, set())]
 
 
-def _run_mutant(m: Mutant, target: str, cases: list[ConvConfig], jobs: int, pack: int) -> MutantResult:
-    row = MutantResult(mutant_name(target, m.index), m.function, m.line, m.operator, m.description, "survived",
-                       diff=m.diff)
-    if not cases:
-        row.status = "unreached"
-        return row
-    seen: list[CaseResult] = []
+def _spread(cases: list[ConvConfig], pack: int) -> list[ConvConfig]:
+    """The cases reordered so that the first packs span the whole list (every k-th case first): a
+    mutant dies in its first pack far more often than when it sees one base in every scheme first."""
+    k = max(1, -(-len(cases) // max(1, pack)))
+    return [c for i in range(k) for c in cases[i::k]]
+
+
+def _rounds(plans: dict[str, list[ConvConfig]], pack: int) -> list[tuple[str, tuple[ConvConfig, ...]]]:
+    """(mutant, pack) tasks: every mutant's first pack, then every mutant's second, ..., so that a
+    mutant's later packs come after the others' first ones, when a kill has already dropped most."""
+    from harness.cases.packing import form_packs
+
+    packs = {name: form_packs(cases, "tosa", pack) for name, cases in plans.items()}
+    depth = max((len(p) for p in packs.values()), default=0)
+    return [(name, p[r]) for r in range(depth) for name, p in packs.items() if r < len(p)]
+
+
+def run_mutants(mutants: list[tuple[str, Mutant]], configs: list[ConvConfig], reached: Trace, jobs: int,
+                pack: int, on_mutant=None) -> list[MutantResult]:
+    """Every mutant's reaching cases on one set of workers (a task carries its mutant); a mutant's
+    remaining packs are dropped at its first case that is not green."""
+    rows, remaining = {}, {}
+    plans: dict[str, list[ConvConfig]] = {}
+    for target, m in mutants:
+        name = mutant_name(target, m.index)
+        rows[name] = MutantResult(name, m.function, m.line, m.operator, m.description, "survived", diff=m.diff)
+        cases = reaching(m, target, configs, reached)
+        if cases:
+            plans[name], remaining[name] = _spread(cases, pack), len(cases)
+        else:
+            rows[name].status = "unreached"
+    decided: set[str] = {name for name, row in rows.items() if row.status == "unreached"}
+
+    def finish(name: str) -> None:
+        decided.add(name)
+        if on_mutant:
+            on_mutant(rows[name])
+
+    for name in [n for n in rows if n in decided and on_mutant]:
+        on_mutant(rows[name])
 
     def on_result(r: CaseResult) -> None:
-        seen.append(r)
+        name, row = r.canary, rows[r.canary]
+        if name in decided:
+            return  # a pack already running when its mutant died
+        row.cases_run += 1
+        remaining[name] -= 1
         if not r.green:
-            raise _Killed(r)
+            row.status, row.killed_by, row.outcome, row.reason = "killed", r.descriptor, r.outcome.value, r.reason[:300]
+            if "MutantError" in r.reason:  # the mutant could not be loaded: it says nothing
+                row.status = "invalid"
+            finish(name)
+        elif remaining[name] == 0:
+            finish(name)
 
-    try:
-        run_parallel(cases, 0, "tosa", jobs, on_result, canary=row.name, pack=pack, time_limit=MUTANT_TIME_LIMIT_S)
-    except _Killed as k:
-        row.status, row.killed_by, row.outcome, row.reason = "killed", k.result.descriptor, k.result.outcome.value, \
-            k.result.reason[:300]
-        if "MutantError" in k.result.reason:  # the mutant could not be loaded: it says nothing
-            row.status = "invalid"
-    row.cases_run = len(seen)
-    return row
+    run_parallel([], 0, "tosa", jobs, on_result, time_limit=MUTANT_TIME_LIMIT_S, tasks=_rounds(plans, pack),
+                 skip=decided.__contains__)
+    return list(rows.values())
 
 
 def mutate(tier: str = "smoke", targets: list[str] | None = None, jobs: int = 2, pack: int = PACK_SIZE,
            function: str | None = None, limit: int | None = None, out: Path = Path("reports/mutate"),
            on_mutant=None, filter: str | None = None) -> MutationReport:
     """Run the mutation analysis; `function` (a regex) and `limit` select mutants, `filter` the tier's
-    cases (a descriptor regex), `on_mutant` sees each row."""
+    cases (a descriptor regex), `on_mutant` sees each row as its verdict is reached."""
     targets = check_targets(list(targets or []))
     pattern = re.compile(function) if function else None
     configs = select(tier, 0, 0, filter, None, "tosa")
     start = time.perf_counter()
     reached = trace(configs, jobs, out / f"trace-{tier}.json")
     report = MutationReport(tier, targets, versions())
-    kills: Counter = Counter()
-    for target in targets:
-        chosen = [m for m in mutants_of(target) if pattern is None or pattern.search(m.function)]
-        for m in chosen[:limit]:
-            row = _run_mutant(m, target, reaching(m, target, configs, reached, kills), jobs, pack)
-            if row.status == "killed":
-                kills[row.killed_by] += 1
-            report.mutants.append(row)
-            if on_mutant:
-                on_mutant(row)
+    chosen = [(t, m) for t in targets
+              for m in [m for m in mutants_of(t) if pattern is None or pattern.search(m.function)][:limit]]
+    report.mutants = run_mutants(chosen, configs, reached, jobs, pack, on_mutant)
     report.wall_s = round(time.perf_counter() - start, 1)
     write(report, out)
     return report

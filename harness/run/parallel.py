@@ -125,10 +125,11 @@ def _worker_main(conn, case_fn: str, seed: int, target: str, keep_dir: str | Non
     run_task = task_function(case_fn)
     conn.send(("ready", rss_bytes()))
     while True:
-        task = conn.recv()
-        if task is None:
+        item = conn.recv()
+        if item is None:
             return
-        conn.send(("result", (run_task(task, seed, target, keep_dir, canary, run_id), rss_bytes())))
+        task_canary, task = item
+        conn.send(("result", (run_task(task, seed, target, keep_dir, task_canary or canary, run_id), rss_bytes())))
 
 
 class _Worker:
@@ -170,6 +171,8 @@ def run_parallel(
     recycle_rss: int | None = None,
     stats: WorkerStats | None = None,
     pack: int = 1,
+    tasks: Iterable[tuple[str, tuple[ConvConfig, ...]]] | None = None,
+    skip: Callable[[str], bool] | None = None,
 ) -> None:
     """Run every config on `jobs` workers; call `on_result` as each finishes.
 
@@ -179,18 +182,32 @@ def run_parallel(
     above which its worker is replaced (None: never); `stats` collects the workers' costs.
     `pack`: the most cases lowered as one program (harness.cases.packing; 1: every case alone). A pack
     whose worker dies or hangs costs no case: each of its cases is queued again, alone.
+    `tasks` (instead of `configs`): (canary, pack) pairs, each pack run with its own fault injected, so one
+    set of workers serves many canaries or mutants; a pending task whose canary `skip` names is dropped.
     """
     ctx = _context(case_fn)
     stats = stats if stats is not None else WorkerStats()
     stats.start_method = ctx.get_start_method()
     from harness.cases.packing import form_packs
 
-    pending = deque(tuple(c.descriptor for c in task) for task in form_packs(list(configs), target, pack))
+    if tasks is None:
+        tasks = (("", t) for t in form_packs(list(configs), target, pack))
+    pending = deque((c, tuple(x.descriptor for x in t)) for c, t in tasks)
     args = (case_fn, seed, target, keep_dir, canary, run_id)
     workers = [_Worker(ctx, args) for _ in range(max(1, min(jobs, len(pending))))]
 
-    def lost(task: tuple[str, ...], reason: str, error_type: str) -> None:
-        lose_task(task, pending, on_result, seed, target, run_id, canary, reason, error_type)
+    def lost(item: tuple[str, tuple[str, ...]], reason: str, error_type: str) -> None:
+        task_canary, task = item
+        alone = deque()
+        lose_task(task, alone, on_result, seed, target, run_id, task_canary or canary, reason, error_type)
+        pending.extendleft((task_canary, t) for t in reversed(alone))
+
+    def next_task() -> tuple[str, tuple[str, ...]] | None:
+        while pending:
+            item = pending.popleft()
+            if not (skip and item[0] and skip(item[0])):
+                return item
+        return None
 
     try:
         while pending or any(w.task for w in workers):
@@ -229,9 +246,10 @@ def run_parallel(
                                 workers.append(_Worker(ctx, args))
                             continue
                     if kind in ("ready", "result") and pending:
-                        w.task, w.started = pending.popleft(), time.monotonic()
+                        w.task, w.started = next_task(), time.monotonic()
                         try:
-                            w.conn.send(w.task)
+                            if w.task is not None:
+                                w.conn.send(w.task)
                         except OSError:  # died between two cases: retry elsewhere
                             pending.appendleft(w.task)
                             w.task = None
