@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass
 from typing import Union
 
-from harness.case.contexts import CONTEXT_NAMES, CONTEXTS
+from harness.case.registry import CONTEXTS, context_error
 from harness.descriptor import ConfigError, format_descriptor, parse_fields
 from harness.policy.limits import BYTES_PER_ELEMENT, MAX_CASE_ELEMENTS
 from harness.policy.schemes import SCHEME_NAMES, SCHEMES
@@ -282,7 +282,8 @@ def validate(c: ConvConfig) -> None:
     if c.dataset == CAPTURED and (c.context != "none" or c.dynamic != "none"):
         _fail("dataset", c.dataset, f"captured tensors are one conv's own: cx none and dy none, not cx {c.context} "
               f"dy {c.dynamic}")
-    _check_choice("context", c.context, CONTEXT_NAMES)
+    if context_error(c.context):
+        raise ConfigError(context_error(c.context))
     _check_choice("dynamic", c.dynamic, DYNAMICS)
     context = CONTEXTS[c.context]
     if not SCHEMES[c.scheme].in_graphs and (c.context != "none" or c.dynamic != "none"):

@@ -179,6 +179,17 @@ def conv_qparams(gm: torch.fx.GraphModule) -> list[ConvQParams | None]:
     return out
 
 
+def op_qparams(gm: torch.fx.GraphModule, op: str) -> tuple[list[TensorQParams | None], TensorQParams | None]:
+    """The quantization around the first `aten.<op>` of a converted model: of each argument (None where it
+    is not dequantized) and of its output (through a fused clamp). ValueError when the graph has no such op."""
+    for n in gm.graph.nodes:
+        if n.op == "call_function" and getattr(n.target, "__name__", "").split(".")[0] == op:
+            inputs = [_tensor_qparams(a, gm) if isinstance(a, torch.fx.Node) and a.target in _DQ_TENSOR else None
+                      for a in n.args]
+            return inputs, _conv_output_qparams(n, gm)
+    raise ValueError(f"no aten.{op} in the converted model")
+
+
 def output_qparams(gm: torch.fx.GraphModule) -> TensorQParams | None:
     """The quantization of the model's (first) output, from its final dequantize."""
     out = gm.graph.output_node().args[0]

@@ -11,7 +11,7 @@ import pytest
 from harness.cases import strategies
 from harness.cases.rejections import expected_rejection
 from harness.cases.sweeps import sweep
-from harness.case.contexts import CONTEXT_NAMES
+from harness.case.registry import CONTEXT_NAMES
 from harness.config import DATASETS, ConfigError, parse_descriptor
 from harness.policy.schemes import GRAPH_SCHEMES, MIRRORS, SCHEME_NAMES, SCHEMES, TIERED_SCHEMES
 

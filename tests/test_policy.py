@@ -9,7 +9,9 @@ import math
 import pytest
 import torch
 
-from harness.case.contexts import CONTEXTS, Context
+from harness.case.contexts import Context
+from harness.case.composed import compositions
+from harness.case.registry import CONTEXTS
 from harness.case.data import make_tensors, scheme_dtype
 from harness.case.model import build_model
 from harness.config import ConfigError, parse_descriptor
@@ -50,6 +52,8 @@ def test_every_target_names_a_runner_and_its_schemes(name):
 
 
 _FACTS = {f.name: f.type for f in dataclasses.fields(Context)}
+# Every named context and every 23rd composition of the grammar (harness.case.composed), 71 in all.
+_CONTEXTS = sorted(set(CONTEXTS) | set(compositions()[::23]))
 
 
 def _sample(name: str):
@@ -58,7 +62,7 @@ def _sample(name: str):
     return c, t, build_model(c, t)
 
 
-@pytest.mark.parametrize("name", sorted(CONTEXTS))
+@pytest.mark.parametrize("name", _CONTEXTS)
 def test_every_context_defines_every_fact(name):
     cx = CONTEXTS[name]
     assert cx.name == name
@@ -68,7 +72,7 @@ def test_every_context_defines_every_fact(name):
     assert isinstance(cx.exact_arithmetic, bool) and isinstance(cx.conv_index, int)
 
 
-@pytest.mark.parametrize("name", sorted(CONTEXTS))
+@pytest.mark.parametrize("name", _CONTEXTS)
 def test_context_facts_hold_on_a_real_case(name):
     cx = CONTEXTS[name]
     c, t, m = _sample(name)

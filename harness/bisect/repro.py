@@ -20,7 +20,7 @@ from __future__ import annotations
 import pprint
 from pathlib import Path
 
-from harness.case.contexts import CONTEXTS
+from harness.case.registry import CONTEXTS
 from harness.config import ConfigError, ConvConfig
 from harness.policy.schemes import SCHEMES
 from harness.policy.targets import get_target

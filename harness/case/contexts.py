@@ -6,18 +6,21 @@ chained convs, folded BatchNorm) and how RewriteConvPass rewrites it (layout
 permutes and views around it, INT32 consumers of an a16w8 accumulator,
 pooling that SizeAdjustInputPass slices too, a torch.cond boundary).
 
-Each context is one object in `CONTEXTS` holding every fact about it, so that
-adding a context is one entry here: what the descriptor admits (name, `check`
-of the shapes, dynamic dims, pooling); what the case feeds it (`inputs`:
-layout and second inputs; `calibration`); its graph (`parts`, `forward`, run
-inside `harness.case.model.CaseModule`); and what its judge needs: whether
-the output keeps the conv's (N, C, spatial) layout (`conv_layout`: mismatches
-are then split into border and interior), whether integer data stays exact
-through it, the DOT_PRODUCT bound of the whole graph in fp64 (`bound`: each
-conv on |x|, |w|, |b|; clamps and layout ops pass the bound through; an add
-adds the bound of its other operand), its dot-product length, whether it adds
-a non-zero bias, and the LSB an INT lowering may differ from the fake-quant
-model (`int_tolerance`).
+A context is one object holding every fact about it: what the descriptor
+admits (`check` of the shapes, dynamic dims, pooling); what the case feeds it
+(`inputs`: layout and second inputs; `calibration`); its graph (`parts`,
+`forward`, run inside `harness.case.model.CaseModule`); and what its judge
+needs: whether the output keeps the conv's (N, C, spatial) layout
+(`conv_layout`: mismatches are then split into border and interior), whether
+integer data stays exact through it, the DOT_PRODUCT bound of the whole graph
+in fp64 (`bound`: each conv on |x|, |w|, |b|; clamps and layout ops pass the
+bound through; an add adds the bound of its other operand), its dot-product
+length, whether it adds a non-zero bias, and the LSB an INT lowering may
+differ from the fake-quant model (`int_tolerance`).
+
+Most contexts are compositions of a grammar (`harness.case.composed`); the
+ones here are the base and the contexts outside it (chains, layout ops after
+the conv, torch.cond). `harness.case.registry` looks any of them up by name.
 
 The config validator and the descriptor read this module, and they must not
 load torch (3 s and 220 MB in every process that only lists or parses
@@ -97,17 +100,7 @@ class Context:
         return 1
 
 
-@dataclass(frozen=True, kw_only=True)
-class Activation(Context):
-    """relu, relu6 or hardtanh after the conv: the bound passes through a clamp."""
-
-    fn: str  # a torch.nn.functional name
-
-    def forward(self, m, x):
-        return getattr(F, self.fn)(m.conv(x))
-
-
-def _same_shape(c) -> str:
+def same_shape(c) -> str:
     if c.out_channels != c.in_channels or c.output_size() != c.input_size:
         return "a residual add needs the conv's output shape to equal its input shape"
     return ""
@@ -119,29 +112,6 @@ def _requantized_add_tolerance(quantized) -> int:
     return 1 + math.ceil(quantized.qparams.output.scale / quantized.output.scale)
 
 
-@dataclass(frozen=True, kw_only=True)
-class Residual(Context):
-    """conv(x) + x, optionally with an activation first (needs matching shapes)."""
-
-    fn: str | None = None
-
-    def check(self, c) -> str:
-        return _same_shape(c)
-
-    def forward(self, m, x):
-        y = m.conv(x)
-        return (getattr(F, self.fn)(y) if self.fn else y) + x
-
-    def bound(self, m, x):
-        return m.abs_conv(m.conv, x) + x.abs()
-
-    def dot_product_length(self, c) -> int:
-        return c.fan_in + 1
-
-    def int_tolerance(self, quantized) -> int:
-        return _requantized_add_tolerance(quantized)
-
-
 def _second_input(c, g, channels_last: bool = False):
     """A second model input shaped like the conv's output (N, C, spatial) or (N, spatial, C)."""
     spatial = tuple(c.output_size())
@@ -149,24 +119,7 @@ def _second_input(c, g, channels_last: bool = False):
     return torch.randn(shape, generator=g)
 
 
-@dataclass(frozen=True, kw_only=True)
-class Concat(Context):
-    """cat([conv(x), z], channels), z a second input shaped like the conv's output."""
-
-    fn: str | None = None
-
-    def inputs(self, c, x, g) -> tuple:
-        return (x, _second_input(c, g))
-
-    def forward(self, m, x, z):
-        y = m.conv(x)
-        return torch.cat([getattr(F, self.fn)(y) if self.fn else y, z], dim=1)
-
-    def bound(self, m, x, z):
-        return torch.cat([m.abs_conv(m.conv, x), z.abs()], dim=1)
-
-
-def _pointwise(rank: int, channels_in: int, channels_out: int, g):
+def pointwise(rank: int, channels_in: int, channels_out: int, g):
     """A 1x1 conv of the same rank (the neighbour in chained contexts), deterministic weights."""
     conv = {1: nn.Conv1d, 2: nn.Conv2d, 3: nn.Conv3d}[rank](channels_in, channels_out, 1)
     with torch.no_grad():
@@ -175,7 +128,7 @@ def _pointwise(rank: int, channels_in: int, channels_out: int, g):
     return conv
 
 
-def _gain(q) -> float:
+def gain(q) -> float:
     """Output LSB per input LSB of a quantized conv: max_c sum|w_int[c]| s_w[c] s_in / s_out,
     the sum over everything but the weight's output-channel axis (1 for a transposed
     conv's (IC, OC/g, k...) weight when per channel, any axis sums all when per tensor)."""
@@ -195,9 +148,9 @@ class Chain(Context):
     before: bool = False
 
     def parts(self, c, rng) -> dict:
-        parts = {"after": _pointwise(c.rank, c.out_channels, c.out_channels, rng("ctx-after"))}
+        parts = {"after": pointwise(c.rank, c.out_channels, c.out_channels, rng("ctx-after"))}
         if self.before:
-            parts["before"] = _pointwise(c.rank, c.in_channels, c.in_channels, rng("ctx-before"))
+            parts["before"] = pointwise(c.rank, c.in_channels, c.in_channels, rng("ctx-before"))
         return parts
 
     def forward(self, m, x):
@@ -220,58 +173,8 @@ class Chain(Context):
         tol_k = 1 + gain_k * tol_(k-1), starting from 1 after the first."""
         tol = 1.0
         for q in quantized.convs[1:]:
-            tol = 1 + _gain(q) * tol
+            tol = 1 + gain(q) * tol
         return math.ceil(tol)
-
-
-@dataclass(frozen=True, kw_only=True)
-class BatchNorm(Context):
-    """conv + BatchNorm (eval), which the backend folds into the conv."""
-
-    def parts(self, c, rng) -> dict:
-        bn = {1: nn.BatchNorm1d, 2: nn.BatchNorm2d, 3: nn.BatchNorm3d}[c.rank](c.out_channels).eval()
-        g = rng("ctx-bn")
-        with torch.no_grad():
-            bn.weight.copy_(0.5 + torch.rand(c.out_channels, generator=g))
-            bn.bias.copy_(0.2 * torch.randn(c.out_channels, generator=g))
-            bn.running_mean.copy_(0.2 * torch.randn(c.out_channels, generator=g))
-            bn.running_var.copy_(0.5 + torch.rand(c.out_channels, generator=g))
-        return {"bn": bn}
-
-    def forward(self, m, x):
-        return m.bn(m.conv(x))
-
-    def bound(self, m, x):
-        # Folded: w' = w * k, b' = (b - mean) * k + beta with k = gamma / sqrt(var + eps).
-        bn = m.bn
-        k = (bn.weight / torch.sqrt(bn.running_var + bn.eps)).detach().double()
-        shape = (1, -1) + (1,) * m.config.rank
-        b = torch.zeros_like(k) if m.conv.bias is None else m.conv.bias.detach().double()
-        folded_b = ((b - bn.running_mean.double()) * k + bn.bias.double()).abs()
-        return m.abs_conv(m.conv, x, bias=False) * k.abs().reshape(shape) + folded_b.reshape(shape)
-
-    def dot_product_length(self, c) -> int:
-        # The backend folds gamma/sqrt(var) into the weights and the rest into
-        # the bias and rounds both to the format: each rounding is worth at most
-        # half an ulp of the bound, one more term each.
-        return c.fan_in + 2
-
-    def has_bias(self, conv_bias) -> bool:
-        return True  # the folded bias is (b - mean) * k + beta
-
-
-@dataclass(frozen=True, kw_only=True)
-class PermuteIn(Context):
-    """The model takes channels-last input and permutes it to channels-first."""
-
-    def inputs(self, c, x, g) -> tuple:
-        return (torch.movedim(x, 1, -1).contiguous(),)
-
-    def forward(self, m, x):
-        return m.conv(torch.movedim(x, -1, 1))
-
-    def bound(self, m, x):
-        return m.abs_conv(m.conv, torch.movedim(x, -1, 1))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -328,20 +231,6 @@ class Cond(Context):
 
 
 @dataclass(frozen=True, kw_only=True)
-class ViewIn(Context):
-    """The model takes a flat (N, C*spatial) input and views it as (N, C, spatial)."""
-
-    def inputs(self, c, x, g) -> tuple:
-        return (x.reshape(x.shape[0], -1),)
-
-    def forward(self, m, x):
-        return m.conv(x.reshape(x.shape[0], m.config.in_channels, *m.config.input_size))
-
-    def bound(self, m, x):
-        return m.abs_conv(m.conv, x.reshape(x.shape[0], m.config.in_channels, *m.config.input_size))
-
-
-@dataclass(frozen=True, kw_only=True)
 class ViewOut(Context):
     """The conv's output flattened to (N, OC*spatial)."""
 
@@ -350,51 +239,3 @@ class ViewOut(Context):
 
     def bound(self, m, x):
         return torch.flatten(m.abs_conv(m.conv, x), 1)
-
-
-@dataclass(frozen=True, kw_only=True)
-class Pool(Context):
-    """Max- or average-pooling (kernel 3, stride 2) after a 2D conv."""
-
-    kind: str  # "max" | "avg"
-
-    def check(self, c) -> str:
-        if c.rank != 2 or min(c.output_size()) < 3:
-            return "pooling (kernel 3, stride 2) follows a 2D conv with an output of at least 3x3"
-        return ""
-
-    def forward(self, m, x):
-        y = m.conv(x)
-        return F.max_pool2d(y, 3, 2) if self.kind == "max" else F.avg_pool2d(y, 3, 2, count_include_pad=False)
-
-    def bound(self, m, x):
-        # A max of elements is within the largest element's bound; an average
-        # within the average bound. Either way: pool the bound with max.
-        return F.max_pool2d(m.abs_conv(m.conv, x), 3, 2)
-
-
-CONTEXTS: dict[str, Context] = {
-    cx.name: cx
-    for cx in (
-        Context(name="none", conv_layout=True, dynamic=True, exact_arithmetic=True),
-        Activation(name="relu", fn="relu", conv_layout=True, dynamic=True, exact_arithmetic=True),
-        Activation(name="relu6", fn="relu6", conv_layout=True, dynamic=True, exact_arithmetic=True),
-        Activation(name="hardtanh", fn="hardtanh", conv_layout=True, dynamic=True, exact_arithmetic=True),
-        Residual(name="add", conv_layout=True, dynamic=False, exact_arithmetic=True),
-        Residual(name="relu-add", fn="relu", conv_layout=True, dynamic=False, exact_arithmetic=True),
-        Concat(name="cat", conv_layout=False, dynamic=False, exact_arithmetic=True),
-        Concat(name="relu6-cat", fn="relu6", conv_layout=False, dynamic=False, exact_arithmetic=True),
-        Chain(name="chain", conv_layout=True, dynamic=True, exact_arithmetic=False),
-        Chain(name="chain3", before=True, conv_index=1, conv_layout=True, dynamic=True, exact_arithmetic=False),
-        BatchNorm(name="bn", conv_layout=True, dynamic=True, exact_arithmetic=False),
-        PermuteIn(name="permute-in", conv_layout=True, dynamic=False, exact_arithmetic=True),
-        PermuteOut(name="permute-out", conv_layout=False, dynamic=True, exact_arithmetic=True),
-        PermuteAdd(name="permute-add", conv_layout=False, dynamic=False, exact_arithmetic=True),
-        ViewIn(name="view-in", conv_layout=True, dynamic=False, exact_arithmetic=True),
-        ViewOut(name="view-out", conv_layout=False, dynamic=False, exact_arithmetic=True),
-        Pool(name="maxpool", kind="max", pools=True, conv_layout=False, dynamic=True, exact_arithmetic=True),
-        Pool(name="avgpool", kind="avg", pools=True, conv_layout=False, dynamic=True, exact_arithmetic=False),
-        Cond(name="cond", control_flow=True, conv_layout=True, dynamic=False, exact_arithmetic=True),
-    )
-}
-CONTEXT_NAMES = tuple(CONTEXTS)

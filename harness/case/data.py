@@ -34,7 +34,7 @@ import torch
 
 from harness.case.captured import CAPTURED
 from harness.case.captured import load as load_captured
-from harness.case.contexts import CONTEXTS
+from harness.case.registry import CONTEXTS
 from harness.config import ConfigError, ConvConfig
 from harness.policy.schemes import SCHEMES
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from harness.case.contexts import CONTEXTS, Context
+from harness.case.contexts import Context
+from harness.case.registry import CONTEXTS
 from harness.case.data import CaseTensors, generator
 from harness.config import ConvConfig
 from harness.conv_ref import conv_forward

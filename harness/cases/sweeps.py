@@ -7,8 +7,8 @@ match between `-n 0` and `-n auto` and between runs.
 
 from __future__ import annotations
 
-from harness.cases import models, strategies, structural
-from harness.case.contexts import CONTEXT_NAMES
+from harness.cases import compositions, models, strategies, structural
+from harness.case.registry import CONTEXT_NAMES
 from harness.config import DATASETS, ConfigError, ConvConfig, parse_descriptor
 from harness.policy.schemes import GRAPH_SCHEMES, SCHEMES
 from harness.policy.targets import DEFAULT_TARGET, Target, check_case, get_target
@@ -121,8 +121,10 @@ def nightly() -> list[ConvConfig]:
     the grid, the pairwise covering array, contexts on more bases, dynamic
     shapes on every dynamic base, 400 seeded random cases, even-size dynamic
     dims, the edge cases, data sets and rejections in fp8, one conv of real
-    networks per structural class (harness.cases.models), and every class
-    of a small 1D/2D forward conv (harness.cases.structural)."""
+    networks per structural class (harness.cases.models), every class
+    of a small 1D/2D forward and 2D transposed conv (harness.cases.structural),
+    and the context grammar: every activation x merge, pairwise over the
+    rest (harness.cases.compositions)."""
     return (
         smoke()
         + strategies.edge_cases()
@@ -140,6 +142,7 @@ def nightly() -> list[ConvConfig]:
         + models.models()
         + structural.structural()
         + structural.transposed()
+        + compositions.compositions()
     )
 
 
