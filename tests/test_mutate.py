@@ -190,3 +190,21 @@ def test_a_tier_kills_a_wrong_slice_axis_and_reports_a_survivor(tmp_path):
     text = (tmp_path / "mutation.md").read_text()
     assert all(r.name in text and r.diff.splitlines()[-1] in text for r in survivors)
     assert (tmp_path / "trace-smoke.json").exists()
+
+
+def test_a_sample_is_seeded_and_a_carried_kill_needs_its_case(tmp_path):
+    from harness.mutate.run import carried, sample
+
+    ms = list(mutants(SOURCE, "m.py"))
+    a, b = sample(ms, 0.3, 1), sample(ms, 0.3, 1)
+    assert a == b and len(a) == round(0.3 * len(ms)) and [m.index for m in a] == sorted(m.index for m in a)
+    assert sample(ms, 0.3, 2) != a and sample(ms, 1.0, 0) == ms
+    report = tmp_path / "mutation.json"
+    rows = [dict(name=f"mutant:t:{i}", function="f", line=1, operator="const", description="", status=s,
+                 cases_run=1, killed_by=k, outcome="mismatch" if k else "", reason="", diff="")
+            for i, (s, k) in enumerate([("killed", "case_a"), ("killed", "case_gone"), ("survived", ""),
+                                        ("invalid", "case_a")])]
+    report.write_text(json.dumps({"mutants": rows}))
+    kept = carried(report, {"case_a", "case_b"})
+    assert set(kept) == {"mutant:t:0", "mutant:t:3"} and all(r.carried for r in kept.values())
+    assert carried(None, {"case_a"}) == {}

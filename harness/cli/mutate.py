@@ -16,6 +16,12 @@ def add_parser(sub) -> None:
     mu.add_argument("--filter", metavar="REGEX", help="only the tier's cases whose descriptor matches")
     mu.add_argument("--function", metavar="REGEX", help="only the mutants of functions matching this regex")
     mu.add_argument("--max", type=int, metavar="N", help="at most N mutants per target, in file order")
+    mu.add_argument("--sample", type=float, default=1.0, metavar="FRACTION",
+                    help="a seeded uniform sample of this fraction of each target's mutants (default: all)")
+    mu.add_argument("--sample-seed", type=int, default=0, metavar="N", help="the sample's seed (default: 0)")
+    mu.add_argument("--carry", metavar="MUTATION_JSON",
+                    help="an earlier report on a tier this one contains: its kills by cases still in the tier "
+                         "stand without running again")
     mu.add_argument("--list", action="store_true", help="list the mutants (name, line, operator), run nothing")
     mu.add_argument("-j", "--jobs", type=int, default=2, help="worker processes (default: 2)")
     mu.add_argument("--pack", type=int, default=16, metavar="N", help="cases per program (default: 16)")
@@ -34,6 +40,10 @@ def cmd_mutate(args) -> int:
     check_pack_size(args.pack)
     if args.max is not None and args.max < 1:
         raise ConfigError(f"invalid --max {args.max}: must be >= 1")
+    if not 0 < args.sample <= 1:
+        raise ConfigError(f"invalid --sample {args.sample}: must be a fraction in (0, 1]")
+    if args.carry and not Path(args.carry).is_file():
+        raise ConfigError(f"invalid --carry {args.carry}: no such file")
     if args.jobs < 1:
         raise ConfigError(f"invalid -j {args.jobs}: must be >= 1")
     if args.list:
@@ -45,10 +55,11 @@ def cmd_mutate(args) -> int:
 
     def say(row) -> None:
         by = f" by {row.killed_by} ({row.outcome})" if row.killed_by else ""
+        by += " (carried)" if row.carried else ""
         print(f"{row.name:40s} {row.status:9s} {row.cases_run:4d} cases{by}", flush=True)
 
     report = mutate(args.sweep, targets, args.jobs, args.pack, args.function, args.max, Path(args.out), say,
-                    args.filter)
+                    args.filter, args.sample, args.sample_seed, Path(args.carry) if args.carry else None)
     for t in targets:
         score = report.score(t)
         print(f"{t}: {report.counts(t)} score {'n/a' if score is None else f'{score:.1%}'}")

@@ -49,6 +49,7 @@ class MutantResult:
     outcome: str = ""
     reason: str = ""
     diff: str = ""
+    carried: bool = False  # killed in an earlier report by a case this tier still has: not run again
 
 
 @dataclass
@@ -58,6 +59,8 @@ class MutationReport:
     versions: dict
     wall_s: float = 0.0
     mutants: list[MutantResult] = field(default_factory=list)
+    fraction: float = 1.0  # a seeded uniform sample of each target's mutants
+    seed: int = 0
 
     def counts(self, target: str | None = None) -> dict[str, int]:
         rows = [m for m in self.mutants if target is None or m.name.split(":")[1] == target]
@@ -167,20 +170,52 @@ def run_mutants(mutants: list[tuple[str, Mutant]], configs: list[ConvConfig], re
     return list(rows.values())
 
 
+def sample(mutants: list[Mutant], fraction: float, seed: int) -> list[Mutant]:
+    """A seeded uniform sample of `fraction` of the mutants (at least one), in file order."""
+    if fraction >= 1:
+        return mutants
+    import random
+
+    k = max(1, round(fraction * len(mutants)))
+    return sorted(random.Random(seed).sample(mutants, k), key=lambda m: m.index)
+
+
+def carried(previous: Path | None, descriptors: set[str]) -> dict[str, MutantResult]:
+    """The mutants a previous report saw killed (or invalid) by a case this tier still runs: the same
+    case with the same mutant gives the same result, so they need not run again."""
+    if previous is None:
+        return {}
+    rows = json.loads(previous.read_text())["mutants"]
+    out = {}
+    for row in rows:
+        if row["status"] == "invalid" or (row["status"] == "killed" and row["killed_by"] in descriptors):
+            out[row["name"]] = MutantResult(**{**row, "carried": True})
+    return out
+
+
 def mutate(tier: str = "smoke", targets: list[str] | None = None, jobs: int = 2, pack: int = PACK_SIZE,
            function: str | None = None, limit: int | None = None, out: Path = Path("reports/mutate"),
-           on_mutant=None, filter: str | None = None) -> MutationReport:
-    """Run the mutation analysis; `function` (a regex) and `limit` select mutants, `filter` the tier's
-    cases (a descriptor regex), `on_mutant` sees each row as its verdict is reached."""
+           on_mutant=None, filter: str | None = None, fraction: float = 1.0, seed: int = 0,
+           carry: Path | None = None) -> MutationReport:
+    """Run the mutation analysis; `function` (a regex), `limit` and a seeded `fraction` select mutants,
+    `filter` the tier's cases (a descriptor regex), `carry` an earlier report whose kills stand;
+    `on_mutant` sees each row as its verdict is reached."""
     targets = check_targets(list(targets or []))
     pattern = re.compile(function) if function else None
     configs = select(tier, 0, 0, filter, None, "tosa")
     start = time.perf_counter()
     reached = trace(configs, jobs, out / f"trace-{tier}.json")
-    report = MutationReport(tier, targets, versions())
+    report = MutationReport(tier, targets, versions(), fraction=fraction, seed=seed)
+    kept = carried(carry, {c.descriptor for c in configs})
     chosen = [(t, m) for t in targets
-              for m in [m for m in mutants_of(t) if pattern is None or pattern.search(m.function)][:limit]]
-    report.mutants = run_mutants(chosen, configs, reached, jobs, pack, on_mutant)
+              for m in sample([m for m in mutants_of(t) if pattern is None or pattern.search(m.function)][:limit],
+                              fraction, seed)]
+    todo = [(t, m) for t, m in chosen if mutant_name(t, m.index) not in kept]
+    for t, m in chosen:
+        if on_mutant and mutant_name(t, m.index) in kept:
+            on_mutant(kept[mutant_name(t, m.index)])
+    rows = {r.name: r for r in run_mutants(todo, configs, reached, jobs, pack, on_mutant)}
+    report.mutants = [kept.get(mutant_name(t, m.index)) or rows[mutant_name(t, m.index)] for t, m in chosen]
     report.wall_s = round(time.perf_counter() - start, 1)
     write(report, out)
     return report
@@ -199,7 +234,13 @@ def write(report: MutationReport, out: Path) -> None:
         score = report.score(t)
         lines.append(f"| {t} | {sum(c.values())} | {c['killed']} | {c['survived']} | {c['unreached']} | "
                      f"{c['invalid']} | {'' if score is None else f'{score:.1%}'} |")
-    lines += ["", f"Wall time {report.wall_s:.0f} s.", "", "## Survivors and unreached mutants", ""]
+    sampled = "" if report.fraction >= 1 else f" A seeded sample: {report.fraction:.0%} of each target's mutants " \
+                                               f"(seed {report.seed})."
+    n_carried = sum(1 for m in report.mutants if m.carried)
+    carried_text = f" {n_carried} kills carried from an earlier report (their killing case is in this tier)." \
+        if n_carried else ""
+    lines += ["", f"Wall time {report.wall_s:.0f} s.{sampled}{carried_text}", "", "## Survivors and unreached mutants",
+              ""]
     for m in report.mutants:
         if m.status in ("survived", "unreached"):
             lines += [f"### {m.name} ({m.status}; {m.cases_run} cases) line {m.line}: {m.operator} {m.description}",
