@@ -31,3 +31,34 @@ def test_a_layout_op_before_a_replicate_pad_requantizes_and_the_lowering_drops_i
     r = run_case(parse_descriptor(LAYOUT_CASE), 0, "tosa")
     assert r.outcome.value == "known_issue" and r.issue == "int-layout-op-requantize-dropped"
     assert r.metrics["max_lsb"] >= 2 and r.metrics["where"]["interior"] > 0
+
+
+RELU_CAT_CASE = "conv2d_ic8_oc8_i12x12_k3_p1_qa8w8_cxrelu-cat"
+
+
+def test_a_fused_relu_that_shares_a_concats_observer_loses_its_clamp(monkeypatch):
+    """int-fused-relu-shared-qparams: the ReLU's quantize has zero point 0 (shared with the concat's other
+    input), FuseQuantizedActivationPass removes the ReLU and sets only that node's qmin; no CLAMP is left and
+    the case fails. With the pass off, a CLAMP stays and the same case passes."""
+    from executorch.backends.arm._passes import fuse_quantized_activation_pass as fuse
+    from executorch.backends.arm._passes.quant_args import QuantArgs
+    from executorch.exir.pass_base import PassResult
+
+    from harness.run.execute import run_case
+
+    seen = []
+    original = fuse.FuseQuantizedActivationPass._set_quant_qmin_to_zp
+
+    def spy(node):
+        args = QuantArgs.from_operator(node.target, node.args)
+        seen.append((args.zp, args.qmin))
+        return original(node)
+
+    monkeypatch.setattr(fuse.FuseQuantizedActivationPass, "_set_quant_qmin_to_zp", staticmethod(spy))
+    r = run_case(parse_descriptor(RELU_CAT_CASE), 0, "tosa")
+    assert seen == [(0, -128)]  # fused with a zero point above qmin: the clamp is real
+    assert "CLAMP" not in r.tosa_ops and r.outcome.value == "known_issue" and r.issue == "int-fused-relu-shared-qparams"
+    assert r.metrics["max_lsb"] > 50
+    monkeypatch.setattr(fuse.FuseQuantizedActivationPass, "call", lambda self, gm: PassResult(gm, False))
+    r = run_case(parse_descriptor(RELU_CAT_CASE), 0, "tosa")
+    assert "CLAMP" in r.tosa_ops and r.stale and r.actual_outcome == "pass"  # the registry would call it fixed
