@@ -49,10 +49,10 @@ SMOKE_STRUCTURAL_BASES = (
     "conv3d_ic2_oc4_i6x5x5_k3x3x3_s2x1x1_p0x1x1",  # D slice
     "conv3d_ic2_oc4_i5x6x5_k3x3x3_s1x2x1_p1x0x1",  # H slice
     "conv3d_ic2_oc4_i5x5x6_k3x3x3_s1x1x2_p1x1x0",  # W slice
-    "tconv2d_ic4_oc4_i5x5_k3x3_s2x1_p1x1_op1x0",  # H stride and output padding
-    "tconv2d_ic4_oc4_i5x5_k3x3_s1x2_p1x1_op0x1",  # W stride and output padding
-    "conv2d_ic4_oc4_i8x8_k2x3_d2x1_p1x1",  # H even kernel, dilated
-    "conv2d_ic4_oc4_i8x8_k3x2_d1x2_p1x1",  # W even kernel, dilated
+    "tconv2d_ic4_oc4_i5x5_k3x3_s2x1_p1x0_op1x0",  # H stride, padding and output padding
+    "tconv2d_ic4_oc4_i5x5_k3x3_s1x2_p0x1_op0x1",  # W stride, padding and output padding
+    "conv2d_n2_ic4_oc4_i8x8_k2x3_d2x1_p1x1_b0",  # H even kernel, dilated; batch 2 and the inserted zero bias
+    "conv2d_n2_ic4_oc4_i8x8_k3x2_d1x2_p1x1_b0",  # W even kernel, dilated
 )
 SMOKE_STRUCTURAL_SCHEMES = ("fp32", "a8w8")
 
