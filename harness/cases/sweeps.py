@@ -38,10 +38,10 @@ SMOKE_BASES = (
 # remainder kind on H alone and on W alone, on conv1d, on each axis of conv3d; a transposed conv's stride and
 # output padding on one axis; an even dilated kernel on one axis. In a float and an INT scheme.
 SMOKE_STRUCTURAL_BASES = (
-    "conv2d_ic4_oc4_i8x9_k3x3_s2x1_p1x1",  # H trim1
-    "conv2d_ic4_oc4_i9x8_k3x3_s1x2_p1x1",  # W trim1
-    "conv2d_ic4_oc4_i9x8_k5x3_s3x1_p2x1",  # H trim>1
-    "conv2d_ic4_oc4_i8x9_k3x5_s1x3_p1x2",  # W trim>1
+    "conv2d_ic4_oc4_i8x9_k3x3_s2x1_p1x1",  # H trim1, the whole pad
+    "conv2d_ic4_oc4_i8x8_k3x5_s1x2_p1x2",  # W trim1, 1 of 2 pad rows left
+    "conv2d_ic4_oc4_i9x8_k5x3_s4x1_p3x1",  # H trim>1, 1 of 3 pad rows left
+    "conv2d_ic4_oc4_i8x9_k3x5_s1x3_p1x2",  # W trim>1, the whole pad
     "conv2d_ic4_oc4_i10x8_k3x3_s2x1_p0x1",  # H slice
     "conv2d_ic4_oc4_i8x10_k3x3_s1x2_p1x0",  # W slice
     "conv1d_ic4_oc4_i12_k5_s3_p2",  # 1D trim>1
