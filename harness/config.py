@@ -282,8 +282,9 @@ def validate(c: ConvConfig) -> None:
     if c.dataset == CAPTURED and (c.context != "none" or c.dynamic != "none"):
         _fail("dataset", c.dataset, f"captured tensors are one conv's own: cx none and dy none, not cx {c.context} "
               f"dy {c.dynamic}")
-    if context_error(c.context):
-        raise ConfigError(context_error(c.context))
+    why = context_error(c.context)
+    if why:
+        raise ConfigError(why)
     _check_choice("dynamic", c.dynamic, DYNAMICS)
     context = CONTEXTS[c.context]
     if not SCHEMES[c.scheme].in_graphs and (c.context != "none" or c.dynamic != "none"):

@@ -112,11 +112,9 @@ def _requantized_add_tolerance(quantized) -> int:
     return 1 + math.ceil(quantized.qparams.output.scale / quantized.output.scale)
 
 
-def _second_input(c, g, channels_last: bool = False):
-    """A second model input shaped like the conv's output (N, C, spatial) or (N, spatial, C)."""
-    spatial = tuple(c.output_size())
-    shape = (c.batch, *spatial, c.out_channels) if channels_last else (c.batch, c.out_channels, *spatial)
-    return torch.randn(shape, generator=g)
+def _channels_last_input(c, g):
+    """A second model input shaped like the conv's output permuted to channels-last (N, spatial, C)."""
+    return torch.randn((c.batch, *c.output_size(), c.out_channels), generator=g)
 
 
 def pointwise(rank: int, channels_in: int, channels_out: int, g):
@@ -197,7 +195,7 @@ class PermuteAdd(Context):
     """
 
     def inputs(self, c, x, g) -> tuple:
-        return (x, _second_input(c, g, channels_last=True))
+        return (x, _channels_last_input(c, g))
 
     def forward(self, m, x, z):
         return torch.movedim(m.conv(x), 1, -1) + z

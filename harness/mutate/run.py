@@ -148,8 +148,9 @@ def run_mutants(mutants: list[tuple[str, Mutant]], configs: list[ConvConfig], re
         if on_mutant:
             on_mutant(rows[name])
 
-    for name in [n for n in rows if n in decided and on_mutant]:
-        on_mutant(rows[name])
+    for row in rows.values():
+        if row.status == "unreached" and on_mutant:
+            on_mutant(row)
 
     def on_result(r: CaseResult) -> None:
         name, row = r.canary, rows[r.canary]
@@ -207,15 +208,15 @@ def mutate(tier: str = "smoke", targets: list[str] | None = None, jobs: int = 2,
     reached = trace(configs, jobs, out / f"trace-{tier}.json")
     report = MutationReport(tier, targets, versions(), fraction=fraction, seed=seed)
     kept = carried(carry, {c.descriptor for c in configs})
-    chosen = [(t, m) for t in targets
+    chosen = {mutant_name(t, m.index): (t, m) for t in targets
               for m in sample([m for m in mutants_of(t) if pattern is None or pattern.search(m.function)][:limit],
-                              fraction, seed)]
-    todo = [(t, m) for t, m in chosen if mutant_name(t, m.index) not in kept]
-    for t, m in chosen:
-        if on_mutant and mutant_name(t, m.index) in kept:
-            on_mutant(kept[mutant_name(t, m.index)])
-    rows = {r.name: r for r in run_mutants(todo, configs, reached, jobs, pack, on_mutant)}
-    report.mutants = [kept.get(mutant_name(t, m.index)) or rows[mutant_name(t, m.index)] for t, m in chosen]
+                              fraction, seed)}
+    for name in chosen:
+        if name in kept and on_mutant:
+            on_mutant(kept[name])
+    rows = kept | {r.name: r for r in run_mutants([tm for name, tm in chosen.items() if name not in kept], configs,
+                                                  reached, jobs, pack, on_mutant)}
+    report.mutants = [rows[name] for name in chosen]
     report.wall_s = round(time.perf_counter() - start, 1)
     write(report, out)
     return report
