@@ -56,17 +56,46 @@ def test_an_older_database_is_migrated_and_a_newer_one_refused(tmp_path, monkeyp
     with History(path) as h:
         h.ensure_run(RunInfo("r1", "smoke", 0, "tosa"))
         h.record(_result("conv2d_a"))
-    monkeypatch.setattr(history_db, "SCHEMA_VERSION", 2)
-    monkeypatch.setitem(history_db.MIGRATIONS, 1, "ALTER TABLE runs ADD COLUMN note TEXT NOT NULL DEFAULT ''")
+    monkeypatch.setattr(history_db, "SCHEMA_VERSION", 3)
+    monkeypatch.setitem(history_db.MIGRATIONS, 2, "ALTER TABLE runs ADD COLUMN note TEXT NOT NULL DEFAULT ''")
     with History(path) as h:
         assert [r.descriptor for r in h.results("r1")] == ["conv2d_a"]
     con = sqlite3.connect(path)
-    assert con.execute("SELECT value FROM meta").fetchone() == ("2",)
+    assert con.execute("SELECT value FROM meta").fetchone() == ("3",)
     assert "note" in [c[1] for c in con.execute("PRAGMA table_info(runs)")]
     con.execute("UPDATE meta SET value = '7'")
     con.commit()
-    with pytest.raises(HistoryError, match="schema version 7; this harness knows versions up to 2"):
+    with pytest.raises(HistoryError, match="schema version 7; this harness knows versions up to 3"):
         History(path)
+
+
+def test_a_version_1_database_gains_the_part_column_and_keeps_its_runs(tmp_path):
+    path = tmp_path / "h.sqlite"
+    con = sqlite3.connect(path, isolation_level=None)
+    con.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    for statement in history_db.MIGRATIONS[0].split(";"):
+        con.execute(statement) if statement.strip() else None
+    con.execute("INSERT INTO meta VALUES ('schema_version', '1')")
+    con.execute("INSERT INTO runs (run_id, tier, seed, target, started, status, host, versions) "
+                "VALUES ('r0', 'smoke', 0, 'tosa', 1.0, 'complete', 'h', '{}')")
+    con.close()
+    with History(path) as h:
+        assert h.run("r0").part == "" and h.summaries()[0].run.status == "complete"
+
+
+def test_a_running_run_takes_in_what_its_part_file_has_and_the_database_lacks(tmp_path):
+    """The gap a SIGKILL between a case's two writes leaves, closed deterministically (and a cut last line)."""
+    part = tmp_path / "results.r1.part.jsonl"
+    lines = [_result(f"conv2d_{c}").to_json() for c in "abc"]
+    part.write_text("\n".join(lines) + "\n" + lines[0][:40])  # the last write was cut: that case never finished
+    with History(tmp_path / "h.sqlite") as h:
+        h.ensure_run(RunInfo("r1", "smoke", 0, "tosa", part=str(part)))
+        h.record(_result("conv2d_a", Outcome.MISMATCH))  # the database's own row wins over the file's
+        assert [(r.descriptor, r.outcome) for r in h.results("r1")] == [
+            ("conv2d_a", Outcome.MISMATCH), ("conv2d_b", Outcome.PASS), ("conv2d_c", Outcome.PASS)]
+        h.finish_run("r1")
+        part.write_text(_result("conv2d_z").to_json() + "\n")  # a finished run no longer reads its part file
+        assert h.summaries()[0].cases == 3
 
 
 def test_not_a_history_is_one_line(tmp_path):

@@ -23,10 +23,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from harness.results.case_result import CaseResult
-from harness.results.store import parse_line
+from harness.results.store import parse_line, read_results
 
 DEFAULT_DB = "reports/history.sqlite"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 BUSY_TIMEOUT_S = 60
 
 # MIGRATIONS[v] takes a database at schema version v to v + 1.
@@ -44,6 +44,7 @@ MIGRATIONS: dict[int, str] = {
         PRIMARY KEY (run_id, descriptor, seed));
     CREATE INDEX results_by_descriptor ON results(descriptor);
     """,
+    1: "ALTER TABLE runs ADD COLUMN part TEXT NOT NULL DEFAULT ''",
 }
 
 RUNNING, COMPLETE, INTERRUPTED = "running", "complete", "interrupted"
@@ -72,6 +73,7 @@ class RunInfo:
     host: str = field(default_factory=socket.gethostname)
     versions: dict = field(default_factory=dict)
     command: str = ""
+    part: str = ""  # the results part file the sweep writes each case to first (see `History.reconcile`)
 
     @property
     def wall_s(self) -> float | None:
@@ -149,16 +151,30 @@ class History(contextlib.AbstractContextManager):
 
     def record(self, result: CaseResult) -> None:
         """One case's result, in its own transaction (a later write of the same case replaces it)."""
-        line = result.to_json()
-        self._db.execute(
-            "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (result.run_id, result.descriptor, result.seed, result.outcome.value, result.actual_outcome, result.issue,
-             result.rule, int(result.green), result.timings_s.get("total"), line, time.time()),
-        )
+        self._db.execute("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", self._row(result))
 
-    def reopen_run(self, run_id: str) -> None:
-        """A resumed run is running again (`sweep --resume`)."""
-        self._db.execute("UPDATE runs SET ended = NULL, status = ? WHERE run_id = ?", (RUNNING, run_id))
+    @staticmethod
+    def _row(r: CaseResult) -> tuple:
+        return (r.run_id, r.descriptor, r.seed, r.outcome.value, r.actual_outcome, r.issue, r.rule, int(r.green),
+                r.timings_s.get("total"), r.to_json(), time.time())
+
+    def reopen_run(self, run_id: str, part: str = "") -> None:
+        """A resumed run is running again (`sweep --resume`), writing first to `part`."""
+        self._db.execute("UPDATE runs SET ended = NULL, status = ?, part = ? WHERE run_id = ?", (RUNNING, part, run_id))
+
+    def reconcile(self, run: RunInfo) -> None:
+        """Take in the cases a killed sweep wrote to its part file but not here.
+
+        A sweep writes each case to its part file, then here: a SIGKILL between the two leaves the
+        case only in the file. The file is the truth while the run is open, so reading a running run
+        first adds what the file has and the database lacks (a cut last line is skipped: that case
+        never finished). Rows already here are kept; a live sweep's own later write replaces them.
+        """
+        path = Path(run.part) if run.status == RUNNING and run.part else None
+        if path is None or not path.is_file():
+            return
+        for r in read_results(path, tolerate_cut_end=True):
+            self._db.execute("INSERT OR IGNORE INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", self._row(r))
 
     def finish_run(self, run_id: str, status: str = COMPLETE, ended: float | None = None) -> None:
         self._db.execute("UPDATE runs SET ended = ?, status = ? WHERE run_id = ?",
@@ -184,7 +200,7 @@ class History(contextlib.AbstractContextManager):
         return RunInfo(**d)
 
     def results(self, run_id: str) -> list[CaseResult]:
-        self.run(run_id)
+        self.reconcile(self.run(run_id))
         rows = self._db.execute("SELECT line FROM results WHERE run_id = ? ORDER BY rowid", (run_id,)).fetchall()
         return [parse_line(line) for (line,) in rows]
 
@@ -198,6 +214,7 @@ class History(contextlib.AbstractContextManager):
         out = []
         for row in self._db.execute(query, args).fetchall():
             run = self._run_info(row)
+            self.reconcile(run)
             counts = dict(self._db.execute("SELECT outcome, COUNT(*) FROM results WHERE run_id = ? GROUP BY outcome",
                                            (run.run_id,)).fetchall())
             cases, green, seconds = self._db.execute(

@@ -97,19 +97,20 @@ def run_sweep(req: SweepRequest, on_result: Callable[[CaseResult], None] | None 
     run = RunInfo(earlier.run_id or new_run_id(), req.tier, req.seed, req.target, random=req.random,
                   filter=req.filter or "", canary=req.canary, shard=req.shard or "", expected=len(configs),
                   versions=current, command=" ".join(["python -m harness", *sys.argv[1:]]))
+    part = results_path.with_name(f"{results_path.stem}.{run.run_id}.part{results_path.suffix}")
+    if part in earlier.files:  # the part file of the run being resumed: keep it as an input, write a new one
+        part = part.with_name(f"{results_path.stem}.{run.run_id}-{len(earlier.files)}.part{results_path.suffix}")
+    run.part = str(part.resolve())
     history = History(req.db) if req.db else None
     if history:
         history.ensure_run(run)
-        history.reopen_run(run.run_id)
+        history.reopen_run(run.run_id, run.part)
         for r in earlier.results:  # already there unless the run was made without a history: recorded either way
             history.record(r)
     for r in earlier.results if on_result else []:  # a progress bar counts the run's cases, earlier ones too
         on_result(r)
     finished_before = {r.descriptor for r in earlier.results}
     todo = [c for c in configs if c.descriptor not in finished_before]
-    part = results_path.with_name(f"{results_path.stem}.{run.run_id}.part{results_path.suffix}")
-    if part in earlier.files:  # the part file of the run being resumed: keep it as an input, write a new one
-        part = part.with_name(f"{results_path.stem}.{run.run_id}-{len(earlier.files)}.part{results_path.suffix}")
     finished: list[CaseResult] = list(earlier.results)
     interrupted = False
     with ResultWriter(part) as writer:
