@@ -208,3 +208,56 @@ def test_a_sample_is_seeded_and_a_carried_kill_needs_its_case(tmp_path):
     kept = carried(report, {"case_a", "case_b"})
     assert set(kept) == {"mutant:t:0", "mutant:t:3"} and all(r.carried for r in kept.values())
     assert carried(None, {"case_a"}) == {}
+
+
+def test_type_expressions_are_not_mutated():
+    """An annotation is never evaluated and `cast` returns its value: a change there is no mutant."""
+    source = textwrap.dedent('''
+        def f(x):
+            y: dict[int, list[int]] = {}
+            z = cast(tuple[int, int], x)
+            return z[1]
+    ''')
+    found = mutants(source, "t.py")
+    assert [m.description for m in found] == ["last positional", "1 -> 2", "1 -> 0"]  # cast(T) alone is a real change
+
+
+def test_a_carried_kill_follows_its_mutant_when_indices_move(tmp_path):
+    from harness.mutate.run import carried, identity
+
+    ms = list(mutants(SOURCE, "m.py"))
+    report = tmp_path / "mutation.json"
+    rows = [dict(name=f"mutant:t:{m.index}", function=m.function, line=m.line, operator=m.operator,
+                 description=m.description, status="killed", cases_run=1, killed_by="case_a", outcome="mismatch",
+                 reason="", diff=m.diff) for m in ms[:3]]
+    report.write_text(json.dumps({"mutants": rows}))
+    shifted = {identity(m.function, m.line, m.operator, m.description, m.diff): f"mutant:t:{m.index + 10}"
+               for m in ms[1:]}  # today's source lost the first point: the others moved by 10
+    kept = carried(report, {"case_a"}, shifted)
+    assert set(kept) == {f"mutant:t:{m.index + 10}" for m in ms[1:3]}
+
+
+def test_every_listed_equivalent_names_mutants_of_the_installed_passes():
+    """The policy stays true to the source it was written for: each entry matches at least one mutant."""
+    from harness.mutate.catalog import source_file
+    from harness.mutate.equivalents import load, lookup
+
+    for e in load():
+        text = source_file(e.target).read_text().splitlines()
+        hits = [m for m in mutants_of(e.target)
+                if lookup(e.target, m.function, text[m.line - 1], m.operator, m.description, (e,))]
+        assert hits, f"{e.function}: {e.source} matches no mutant"
+        assert all(m.function == e.function for m in hits)
+
+
+def test_a_bad_equivalent_entry_is_one_line(tmp_path):
+    from harness.mutate.equivalents import load
+
+    bad = tmp_path / "eq.toml"
+    bad.write_text('[[equivalent]]\ntarget = "t"\nfunction = "f"\nsource = "x"\nchange = "*"\nkind = "maybe"\n'
+                   'reason = "r"\n')
+    with pytest.raises(ConfigError, match="invalid kind 'maybe'; allowed: equivalent, unreachable, defensive"):
+        load(bad)
+    bad.write_text('[[equivalent]]\ntarget = "t"\n')
+    with pytest.raises(ConfigError, match="entry 1: missing function, source, change, kind, reason"):
+        load(bad)

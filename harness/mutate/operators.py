@@ -12,6 +12,8 @@ loaded by swapping that function's code object (`harness.mutate.load`):
 * `negate`: the condition of an if / while / ternary
 * `drop-arg`: the last positional argument, or a keyword argument, of a call
 * `drop-stmt`: an expression statement, an assignment to an attribute or subscript, or an augmented assignment
+
+Type expressions (annotations, `cast`'s type) are not mutated: no change there can be observed.
 """
 
 from __future__ import annotations
@@ -153,13 +155,30 @@ def _spans(fn: ast.AST) -> dict[int, tuple[int, int]]:
     return spans
 
 
+def _type_expressions(fn: ast.AST) -> set[int]:
+    """ids of the nodes that only name a type: a local variable's annotation and `cast`'s first argument.
+    Python never evaluates the one and `cast` returns its value unchanged, so a change there is
+    equivalent by construction: not a mutant."""
+    ids: set[int] = set()
+    for node in ast.walk(fn):
+        if isinstance(node, ast.AnnAssign):
+            ids |= {id(n) for n in ast.walk(node.annotation)}
+        elif isinstance(node, ast.Call) and node.args and (
+                getattr(node.func, "id", None) == "cast" or getattr(node.func, "attr", None) == "cast"):
+            ids |= {id(n) for n in ast.walk(node.args[0])}
+    return ids
+
+
 def _points(tree: ast.Module) -> list[tuple[str, int, str, str, int, tuple[int, int]]]:
     """(function, node number in walk order, operator, what, line, lines that run it) for every mutation point."""
     out = []
     for name, fn in _functions(tree):
         statements = _statements(fn)
         spans = _spans(fn)
+        types = _type_expressions(fn)
         for number, node in enumerate(_body_nodes(fn)):
+            if id(node) in types:
+                continue
             for operator, what in _changes(node, id(node) in statements):
                 line = getattr(node, "lineno", fn.lineno)
                 out.append((name, number, operator, what, line, spans.get(id(node), (line, line))))

@@ -13,7 +13,9 @@
    as the killer may differ). A mutant no case reaches is `unreached`; one
    that every reaching case survives is `survived`; one that cannot be loaded
    is `invalid` and not counted.
-3. The score is killed / (killed + survived + unreached); every survivor is listed with its diff.
+3. A survivor or unreached mutant listed in harness/policy/mutation_equivalents.toml (matched by what it
+   changes) is `equivalent`, with the listed reason; it is not counted either.
+4. The score is killed / (killed + survived + unreached); every survivor is listed with its diff.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from harness.policy.packing import PACK_SIZE
 from harness.results.case_result import CaseResult, versions
 from harness.run.parallel import run_parallel
 
+STATUSES = ("killed", "survived", "unreached", "equivalent", "invalid")
 MUTANT_TIME_LIMIT_S = 120.0  # a mutant that makes a case hang is killed by the timeout; a clean case takes seconds
 
 
@@ -43,7 +46,7 @@ class MutantResult:
     line: int
     operator: str
     description: str
-    status: str  # killed, survived, unreached, invalid
+    status: str  # killed, survived, unreached, equivalent, invalid
     cases_run: int = 0
     killed_by: str = ""
     outcome: str = ""
@@ -64,7 +67,7 @@ class MutationReport:
 
     def counts(self, target: str | None = None) -> dict[str, int]:
         rows = [m for m in self.mutants if target is None or m.name.split(":")[1] == target]
-        return {s: sum(1 for m in rows if m.status == s) for s in ("killed", "survived", "unreached", "invalid")}
+        return {s: sum(1 for m in rows if m.status == s) for s in STATUSES}
 
     def score(self, target: str | None = None) -> float | None:
         c = self.counts(target)
@@ -181,24 +184,51 @@ def sample(mutants: list[Mutant], fraction: float, seed: int) -> list[Mutant]:
     return sorted(random.Random(seed).sample(mutants, k), key=lambda m: m.index)
 
 
-def carried(previous: Path | None, descriptors: set[str]) -> dict[str, MutantResult]:
+def identity(function: str, line: int, operator: str, description: str, diff: str) -> tuple:
+    """What a mutant changes, without its index (which moves when the mutator's points do)."""
+    body = [d for d in diff.splitlines() if not d.startswith(("---", "+++"))]
+    return function, line, operator, description, tuple(body)
+
+
+def carried(previous: Path | None, descriptors: set[str], current: dict[tuple, str] | None = None
+            ) -> dict[str, MutantResult]:
     """The mutants a previous report saw killed (or invalid) by a case this tier still runs: the same
-    case with the same mutant gives the same result, so they need not run again."""
+    case with the same mutant gives the same result, so they need not run again. With `current`
+    (identity -> today's name), a row is matched by what it changes and renamed; one that matches no
+    mutant of today's source is dropped."""
     if previous is None:
         return {}
     rows = json.loads(previous.read_text())["mutants"]
     out = {}
     for row in rows:
         if row["status"] == "invalid" or (row["status"] == "killed" and row["killed_by"] in descriptors):
-            out[row["name"]] = MutantResult(**{**row, "carried": True})
+            name = row["name"] if current is None else current.get(
+                identity(row["function"], row["line"], row["operator"], row["description"], row["diff"]))
+            if name:
+                out[name] = MutantResult(**{**row, "name": name, "carried": True})
     return out
+
+
+def mark_equivalents(rows: list[MutantResult]) -> None:
+    """Survivors and unreached mutants listed in the policy become `equivalent`, with the listed reason."""
+    from harness.mutate.equivalents import lookup
+
+    lines: dict[str, list[str]] = {}
+    for row in rows:
+        if row.status not in ("survived", "unreached"):
+            continue
+        target = row.name.split(":")[1]
+        text = lines.setdefault(target, source_file(target).read_text().splitlines())
+        e = lookup(target, row.function, text[row.line - 1], row.operator, row.description)
+        if e is not None:
+            row.status, row.reason = "equivalent", f"{e.kind} ({row.status}): {e.reason}"
 
 
 def mutate(tier: str = "smoke", targets: list[str] | None = None, jobs: int = 2, pack: int = PACK_SIZE,
            function: str | None = None, limit: int | None = None, out: Path = Path("reports/mutate"),
            on_mutant=None, filter: str | None = None, fraction: float = 1.0, seed: int = 0,
-           carry: Path | None = None) -> MutationReport:
-    """Run the mutation analysis; `function` (a regex), `limit` and a seeded `fraction` select mutants,
+           carry: Path | None = None, names: set[str] | None = None) -> MutationReport:
+    """Run the mutation analysis; `function` (a regex), `names`, `limit` and a seeded `fraction` select mutants,
     `filter` the tier's cases (a descriptor regex), `carry` an earlier report whose kills stand;
     `on_mutant` sees each row as its verdict is reached."""
     targets = check_targets(list(targets or []))
@@ -207,16 +237,19 @@ def mutate(tier: str = "smoke", targets: list[str] | None = None, jobs: int = 2,
     start = time.perf_counter()
     reached = trace(configs, jobs, out / f"trace-{tier}.json")
     report = MutationReport(tier, targets, versions(), fraction=fraction, seed=seed)
-    kept = carried(carry, {c.descriptor for c in configs})
+    current = {identity(m.function, m.line, m.operator, m.description, m.diff): mutant_name(t, m.index)
+               for t in targets for m in mutants_of(t)}
+    kept = carried(carry, {c.descriptor for c in configs}, current)
     chosen = {mutant_name(t, m.index): (t, m) for t in targets
-              for m in sample([m for m in mutants_of(t) if pattern is None or pattern.search(m.function)][:limit],
-                              fraction, seed)}
+              for m in sample([m for m in mutants_of(t) if (pattern is None or pattern.search(m.function))
+                               and (not names or mutant_name(t, m.index) in names)][:limit], fraction, seed)}
     for name in chosen:
         if name in kept and on_mutant:
             on_mutant(kept[name])
     rows = kept | {r.name: r for r in run_mutants([tm for name, tm in chosen.items() if name not in kept], configs,
                                                   reached, jobs, pack, on_mutant)}
     report.mutants = [rows[name] for name in chosen]
+    mark_equivalents(report.mutants)
     report.wall_s = round(time.perf_counter() - start, 1)
     write(report, out)
     return report
@@ -229,12 +262,13 @@ def write(report: MutationReport, out: Path) -> None:
                              "counts": {t: report.counts(t) for t in report.targets}}
     (out / "mutation.json").write_text(json.dumps(data, indent=2) + "\n")
     lines = [f"# Mutation testing: tier `{report.tier}`", "",
-             "| target | mutants | killed | survived | unreached | invalid | score |", "|---|--:|--:|--:|--:|--:|--:|"]
+             "| target | mutants | killed | survived | unreached | equivalent | invalid | score |",
+             "|---|--:|--:|--:|--:|--:|--:|--:|"]
     for t in report.targets:
         c = report.counts(t)
         score = report.score(t)
         lines.append(f"| {t} | {sum(c.values())} | {c['killed']} | {c['survived']} | {c['unreached']} | "
-                     f"{c['invalid']} | {'' if score is None else f'{score:.1%}'} |")
+                     f"{c['equivalent']} | {c['invalid']} | {'' if score is None else f'{score:.1%}'} |")
     sampled = "" if report.fraction >= 1 else f" A seeded sample: {report.fraction:.0%} of each target's mutants " \
                                                f"(seed {report.seed})."
     n_carried = sum(1 for m in report.mutants if m.carried)
@@ -246,4 +280,7 @@ def write(report: MutationReport, out: Path) -> None:
         if m.status in ("survived", "unreached"):
             lines += [f"### {m.name} ({m.status}; {m.cases_run} cases) line {m.line}: {m.operator} {m.description}",
                       "", "```diff", m.diff.rstrip(), "```", ""]
+    lines += ["## Equivalent (harness/policy/mutation_equivalents.toml)", ""]
+    lines += [f"- {m.name} line {m.line} {m.operator} {m.description}: {m.reason}" for m in report.mutants
+              if m.status == "equivalent"]
     (out / "mutation.md").write_text("\n".join(lines) + "\n")

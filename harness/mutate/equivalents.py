@@ -1,0 +1,60 @@
+"""Survivors shown equivalent (no observable change) or unreachable, read from policy data.
+
+Each entry of `harness/policy/mutation_equivalents.toml` names a mutant by what it
+changes, not by its index (indices move when the mutator or the file does): the
+target, the function, the source line it changes (stripped) and the change
+(`operator description`, or `*` for any change on that line), with the reason
+that no case can observe it. A listed mutant that a case kills stays killed:
+the report then says the listing was wrong.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from harness.config import ConfigError
+
+POLICY = Path(__file__).resolve().parents[1] / "policy" / "mutation_equivalents.toml"
+KINDS = ("equivalent", "unreachable", "defensive")
+
+
+@dataclass(frozen=True)
+class Equivalent:
+    target: str
+    function: str
+    source: tuple[str, ...]  # the stripped source lines it covers
+    change: str  # "operator description" or "*"
+    kind: str  # equivalent: no observable change; unreachable: no graph the backend takes runs it; defensive: a raise for a malformed graph
+    reason: str
+
+    def matches(self, target: str, function: str, source: str, operator: str, description: str) -> bool:
+        return (self.target, self.function) == (target, function) and source.strip() in self.source and \
+            self.change in ("*", f"{operator} {description}")
+
+
+@lru_cache(maxsize=None)
+def load(path: Path = POLICY) -> tuple[Equivalent, ...]:
+    """The listed equivalents; ConfigError (one line) for an entry that lacks a field or has a bad kind."""
+    entries = tomllib.loads(path.read_text()).get("equivalent", [])
+    out = []
+    for i, e in enumerate(entries):
+        missing = [f for f in ("target", "function", "source", "change", "kind", "reason") if not e.get(f)]
+        if missing:
+            raise ConfigError(f"{path.name} entry {i + 1}: missing {', '.join(missing)}")
+        if e["kind"] not in KINDS:
+            raise ConfigError(f"{path.name} entry {i + 1}: invalid kind {e['kind']!r}; allowed: {', '.join(KINDS)}")
+        fields = {k: e[k] for k in Equivalent.__dataclass_fields__}
+        fields["source"] = tuple(s.strip() for s in ([e["source"]] if isinstance(e["source"], str) else e["source"]))
+        out.append(Equivalent(**fields))
+    return tuple(out)
+
+
+def lookup(target: str, function: str, source: str, operator: str, description: str,
+           listed: tuple[Equivalent, ...] | None = None) -> Equivalent | None:
+    for e in load() if listed is None else listed:
+        if e.matches(target, function, source, operator, description):
+            return e
+    return None
