@@ -55,6 +55,15 @@ SMOKE_STRUCTURAL_BASES = (
     "conv2d_n2_ic4_oc4_i8x8_k3x2_d1x2_p1x1_b0",  # W even kernel, dilated
 )
 SMOKE_STRUCTURAL_SCHEMES = ("fp32", "a8w8")
+# DecomposeGroupedConvPass's other two branches: a grouped transposed conv (sliced on its weight's input
+# channels; the weight is 6x5x3x3: the input (3) and output (5) slice sizes, 5 // 2 and 3 // 2 differ; int8
+# per tensor, as per channel is a documented rejection) and a grouped conv without bias (None per group).
+SMOKE_GROUPED = (
+    "tconv2d_ic6_oc10_g2_i5x6_k3_s2_p1_qfp32",
+    "tconv2d_ic6_oc10_g2_i5x6_k3_s2_p1_qa8w8-pt",
+    "conv2d_ic8_oc12_g4_i10x10_k3_p1_b0_qfp32",
+    "conv2d_ic8_oc12_g4_i10x10_k3_p1_b0_qa8w8",
+)
 
 # Every data set in every scheme, on one base per TOSA conv op.
 SMOKE_DATASET_BASES = (
@@ -136,6 +145,7 @@ def smoke() -> list[ConvConfig]:
     cases += strategies.dynamic_cases(bases=SMOKE_TOSA10_BASES, kinds=("spatial-tosa10",))
     cases += strategies.dynamic_cases(bases=SMOKE_EVEN_BASES, kinds=("spatial-even-tosa10",))
     cases += [parse_descriptor(f"{b}_q{s}") for b in SMOKE_STRUCTURAL_BASES for s in SMOKE_STRUCTURAL_SCHEMES]
+    cases += [parse_descriptor(d) for d in SMOKE_GROUPED]
     return cases
 
 

@@ -2,7 +2,7 @@
 
 Each entry of `harness/policy/mutation_equivalents.toml` names a mutant by what it
 changes, not by its index (indices move when the mutator or the file does): the
-target, the function, the source line it changes (stripped) and the change
+target, the function(s), the source line(s) it changes (stripped) and the change
 (`operator description`, or `*` for any change on that line), with the reason
 that no case can observe it. A listed mutant that a case kills stays killed:
 the report then says the listing was wrong.
@@ -24,14 +24,14 @@ KINDS = ("equivalent", "unreachable", "defensive")
 @dataclass(frozen=True)
 class Equivalent:
     target: str
-    function: str
+    function: tuple[str, ...]  # the qualified names it covers
     source: tuple[str, ...]  # the stripped source lines it covers
     change: str  # "operator description" or "*"
     kind: str  # equivalent: no observable change; unreachable: no graph the backend takes runs it; defensive: a raise for a malformed graph
     reason: str
 
     def matches(self, target: str, function: str, source: str, operator: str, description: str) -> bool:
-        return (self.target, self.function) == (target, function) and source.strip() in self.source and \
+        return self.target == target and function in self.function and source.strip() in self.source and \
             self.change in ("*", f"{operator} {description}")
 
 
@@ -47,7 +47,8 @@ def load(path: Path = POLICY) -> tuple[Equivalent, ...]:
         if e["kind"] not in KINDS:
             raise ConfigError(f"{path.name} entry {i + 1}: invalid kind {e['kind']!r}; allowed: {', '.join(KINDS)}")
         fields = {k: e[k] for k in Equivalent.__dataclass_fields__}
-        fields["source"] = tuple(s.strip() for s in ([e["source"]] if isinstance(e["source"], str) else e["source"]))
+        for key in ("function", "source"):  # one or a list
+            fields[key] = tuple(v.strip() for v in ([e[key]] if isinstance(e[key], str) else e[key]))
         out.append(Equivalent(**fields))
     return tuple(out)
 
