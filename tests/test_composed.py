@@ -105,3 +105,15 @@ def test_the_strategy_meets_every_activation_with_every_merge_in_every_scheme():
             except GrammarError:
                 continue
             assert (a, va, b, vb) in pairs, (a, va, b, vb)
+
+
+def test_every_pool_knows_the_output_size_torch_gives():
+    """The second input of a merge after a pool is built from `Pool.size`: it must be torch's, ceil_mode too."""
+    import torch
+
+    from harness.case.composed import POOLS
+
+    for name, pool in POOLS.items():
+        for n in range(3, 20):
+            y = pool(torch.zeros(1, 1, n, n + 1))
+            assert tuple(y.shape[2:]) == (pool.size(n), pool.size(n + 1)), (name, n)

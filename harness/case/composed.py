@@ -5,7 +5,8 @@ A composition names, in this order, at most one token of each slot:
     feed   what feeds the conv        view-in | permute-in | conv-in (a 1x1 conv)
     norm   a BatchNorm, folded        bn
     act    an activation              relu | relu6 | hardtanh | clamp (-1, 2) | sigmoid
-    pool   a 3x3/2 pooling (2D)       maxpool | avgpool
+    pool   a pooling (2D)             maxpool | avgpool (3x3/2) | maxpool3p1 (3x3/2, pad 1: ResNet's stem)
+                                      | maxpool3ceil (3x3/2, ceil_mode: SqueezeNet) | avgpool2 (2x2/2: DenseNet)
     merge  what the output meets      add (its own input, a residual) | addz (a second input)
                                       | cat (with a second input) | catx (with its own input) | mul (a second input)
     after  after the merge            relu
@@ -42,7 +43,7 @@ SLOTS: dict[str, tuple[str, ...]] = {
     "feed": ("view-in", "permute-in", "conv-in"),
     "norm": ("bn",),
     "act": ("relu", "relu6", "hardtanh", "clamp", "sigmoid"),
-    "pool": ("maxpool", "avgpool"),
+    "pool": ("maxpool", "avgpool", "maxpool3p1", "maxpool3ceil", "avgpool2"),
     "merge": ("add", "addz", "cat", "catx", "mul"),
     "after": ("relu",),
 }
@@ -108,8 +109,37 @@ def compositions() -> list[str]:
     return out
 
 
-def _pooled(size: tuple[int, ...]) -> tuple[int, ...]:
-    return tuple((n - 3) // 2 + 1 for n in size)
+@dataclass(frozen=True)
+class Pool:
+    """A pooling as real networks use it; the parameters SizeAdjustInputPass reads (padding, ceil_mode,
+    the argument count of the edge op) differ between them."""
+
+    max: bool
+    kernel: int
+    stride: int
+    padding: int = 0
+    ceil: bool = False
+
+    def __call__(self, y):
+        if self.max:
+            return F.max_pool2d(y, self.kernel, self.stride, self.padding, ceil_mode=self.ceil)
+        if (self.padding, self.ceil) == (0, False) and self.kernel == 2:  # as DenseNet writes it: the defaults
+            return F.avg_pool2d(y, self.kernel, self.stride)
+        return F.avg_pool2d(y, self.kernel, self.stride, self.padding, ceil_mode=self.ceil, count_include_pad=False)
+
+    def bound(self, y):
+        """A max of the bounds over the same windows bounds a max and an average of the values."""
+        return F.max_pool2d(y, self.kernel, self.stride, self.padding, ceil_mode=self.ceil)
+
+    def size(self, n: int) -> int:
+        """torch's output size (with ceil_mode, a window must start inside the input or its left pad)."""
+        span = n + 2 * self.padding - self.kernel
+        out = (-(-span // self.stride) if self.ceil else span // self.stride) + 1
+        return out - 1 if self.ceil and (out - 1) * self.stride >= n + self.padding else out
+
+
+POOLS = {"maxpool": Pool(True, 3, 2), "avgpool": Pool(False, 3, 2), "maxpool3p1": Pool(True, 3, 2, 1),
+         "maxpool3ceil": Pool(True, 3, 2, 0, True), "avgpool2": Pool(False, 2, 2)}
 
 
 def _activate(act: str | None, y):
@@ -142,10 +172,6 @@ def _bn_bound(m, x):
     return m.abs_conv(m.conv, x, bias=False) * k.abs().reshape(shape) + folded_b.reshape(shape)
 
 
-def _pool(kind: str, y):
-    return F.max_pool2d(y, 3, 2) if kind == "maxpool" else F.avg_pool2d(y, 3, 2, count_include_pad=False)
-
-
 @dataclass(frozen=True, kw_only=True)
 class Composed(Context):
     """A context of the grammar (see the module docstring); `name` is its spelling."""
@@ -166,14 +192,14 @@ class Composed(Context):
             conv_layout=p.get("pool") is None and merge not in ("cat", "catx"),
             dynamic=feed in (None, "conv-in") and merge is None,
             exact_arithmetic=feed != "conv-in" and "norm" not in p and p.get("act") != "sigmoid"
-            and p.get("pool") != "avgpool" and merge not in ("addz", "mul"),
+            and not p.get("pool", "max").startswith("avg") and merge not in ("addz", "mul"),
             pools="pool" in p, conv_index=1 if feed == "conv-in" else 0,
         )
 
     # what the descriptor admits -------------------------------------------------------------------
     def check(self, c) -> str:
         if self.pool and (c.rank != 2 or min(c.output_size()) < 3):
-            return "pooling (kernel 3, stride 2) follows a 2D conv with an output of at least 3x3"
+            return "pooling follows a 2D conv with an output of at least 3x3"
         if self.merge == "add":
             return same_shape(c)
         if self.merge == "catx" and c.output_size() != c.input_size:
@@ -183,7 +209,7 @@ class Composed(Context):
     # what the case feeds it ------------------------------------------------------------------------
     def _merged_shape(self, c) -> tuple[int, ...]:
         spatial = tuple(c.output_size())
-        return (c.batch, c.out_channels, *(_pooled(spatial) if self.pool else spatial))
+        return (c.batch, c.out_channels, *((POOLS[self.pool].size(n) for n in spatial) if self.pool else spatial))
 
     def inputs(self, c, x, g) -> tuple:
         if self.feed == "view-in":
@@ -219,7 +245,7 @@ class Composed(Context):
             y = m.bn(y)
         y = _activate(self.act, y)
         if self.pool:
-            y = _pool(self.pool, y)
+            y = POOLS[self.pool](y)
         if self.merge in ("add", "addz"):
             y = y + (x if self.merge == "add" else z)
         elif self.merge in ("cat", "catx"):
@@ -238,7 +264,7 @@ class Composed(Context):
         if self.act == "sigmoid":
             y = y / 4 + 1
         if self.pool:
-            y = F.max_pool2d(y, 3, 2)  # a max within the largest bound, an average within the average
+            y = POOLS[self.pool].bound(y)
         if self.merge in ("add", "addz"):
             y = y + (x if self.merge == "add" else z).abs()
         elif self.merge in ("cat", "catx"):

@@ -73,6 +73,9 @@ SMOKE_DATASET_BASES = (
     "tconv2d_ic8_oc4_i8x8_k3_s2_p1_op1",
     "conv3d_ic4_oc4_i6x6x6_k3_p1",
 )
+# The poolings of real networks beyond the named contexts' 3x3/2 (harness.case.composed.POOLS): padding,
+# ceil_mode and an avg_pool2d with torch's defaults are what SizeAdjustInputPass reads from a pool.
+SMOKE_POOLS = ("maxpool3p1", "maxpool3ceil", "avgpool2")
 
 # FP8: one base per TOSA conv op, with and without a bias (the inserted FP16 zero bias).
 SMOKE_FP8_BASES = (
@@ -146,6 +149,8 @@ def smoke() -> list[ConvConfig]:
     cases += strategies.dynamic_cases(bases=SMOKE_EVEN_BASES, kinds=("spatial-even-tosa10",))
     cases += [parse_descriptor(f"{b}_q{s}") for b in SMOKE_STRUCTURAL_BASES for s in SMOKE_STRUCTURAL_SCHEMES]
     cases += [parse_descriptor(d) for d in SMOKE_GROUPED]
+    cases += [parse_descriptor(f"{b}_q{s}_cx{p}") for b in CONTEXT_BASES for p in SMOKE_POOLS
+              for s in SMOKE_STRUCTURAL_SCHEMES]
     return cases
 
 
