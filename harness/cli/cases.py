@@ -15,16 +15,11 @@ LIST_FIELDS = (
 
 
 def expected_op(c) -> str:
-    """The TOSA conv op RewriteConvPass should choose (grouped convs: per group)."""
+    """The TOSA conv op RewriteConvPass should choose (grouped convs: per group), or 'rejected'."""
     from harness.cases.rejections import expected_rejection
+    from harness.judging.op_choice import expected_op as tosa_op
 
-    if expected_rejection(c):
-        return "rejected"
-    if c.transposed:
-        return "TRANSPOSE_CONV2D"
-    if c.rank == 3:
-        return "CONV3D"
-    return "DEPTHWISE_CONV2D" if c.is_depthwise else "CONV2D"
+    return "rejected" if expected_rejection(c) else tosa_op(c)
 
 
 def _print_stats(configs) -> None:

@@ -19,6 +19,7 @@ import torch
 
 from harness.cases.canaries import injected
 from harness.config import ConvConfig
+from harness.judging.op_choice import wrong_op
 from harness.policy.targets import DEFAULT_TARGET, get_target
 from harness.results.case_result import CaseResult, Outcome, versions
 from harness.run import stages
@@ -38,13 +39,16 @@ def prepared_metrics(p: stages.Prepared) -> dict:
     return {"qparams": p.quantized.qparams.summary()} if p.quantized is not None and p.quantized.qparams else {}
 
 
-def lowered_observation(artifact, metrics: dict, keep: dict) -> Observation | None:
-    """Records the artifact's facts; the observation if the case ends here (not delegated)."""
+def lowered_observation(artifact, metrics: dict, keep: dict, config: ConvConfig) -> Observation | None:
+    """Records the artifact's facts; the observation if the case ends here (not delegated, or delegated as
+    a TOSA conv op its shape does not call for: `harness.judging.op_choice`)."""
     keep["tosa"] = artifact.tosa
     keep["tosa_ops"], keep["conv_ops"] = list(artifact.tosa_ops), list(artifact.conv_ops)
     metrics.update(artifact.facts)
     if artifact.delegated:
-        return None
+        wrong = wrong_op(config, artifact.conv_ops)
+        return Observation(Outcome.LOWERING_ERROR, wrong, metrics=metrics, stage="lower", error=wrong,
+                           error_type="WrongConvOperator") if wrong else None
     vela_cpu = artifact.facts.get("vela", {}).get("cpu_ops")
     where = (", ".join(artifact.cpu_ops) if artifact.cpu_ops else f"Vela placed {vela_cpu} operator(s) on the CPU"
              if vela_cpu else "nothing was delegated")
@@ -88,7 +92,7 @@ def _observe(config: ConvConfig, seed: int, target_name: str, timings: dict, kee
         keep["inputs"] = p.tensors.inputs
         metrics.update(prepared_metrics(p))
         artifact = stages.lower(p, timings)
-        ended = lowered_observation(artifact, metrics, keep)
+        ended = lowered_observation(artifact, metrics, keep, config)
         if ended is not None:
             return ended
         runner = get_runner(target.runner)

@@ -100,7 +100,7 @@ def run_pack(
         metrics = prepared_metrics(p)
         start = time.perf_counter()
         try:
-            seen = lowered_observation(part, metrics, keep) or judged_observation(
+            seen = lowered_observation(part, metrics, keep, configs[i]) or judged_observation(
                 p, part, lambda index: outputs[index][k].float(), own, keep, metrics)
         except Exception:  # noqa: BLE001 - judging failed: alone, the failure gets its stage and traceback
             results[i] = run_case(configs[i], **alone)

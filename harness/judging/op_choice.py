@@ -1,0 +1,44 @@
+"""Did the conv become the TOSA operator its shape calls for? A check on the lowered graph's operators.
+
+Numbers can be right while the lowering is wrong: a depthwise conv decomposed
+into one 1-channel conv per channel (eight DEPTHWISE_CONV2Ds for one) computes
+the same values, at many times the cost
+on an NPU, and goes unseen by any numeric judge. RewriteConvPass and
+DecomposeGroupedConvPass choose by shape alone, so the choice is checked from
+the config and the TOSA graph's conv operators (`harness.tosa.graph`): pure,
+no ExecuTorch.
+"""
+
+from __future__ import annotations
+
+from harness.config import ConvConfig
+
+DEPTHWISE, TRANSPOSE = "DEPTHWISE_CONV2D", "TRANSPOSE_CONV2D"
+
+
+def expected_op(c: ConvConfig) -> str:
+    """The TOSA op the conv under test lowers to (a grouped conv: one per group)."""
+    if c.transposed:
+        return TRANSPOSE
+    if c.rank == 3:
+        return "CONV3D"
+    return DEPTHWISE if c.is_depthwise else "CONV2D"
+
+
+def wrong_op(c: ConvConfig, conv_ops: list[str] | tuple[str, ...]) -> str:
+    """'' if the lowered conv operators fit the config; else one line saying what came out and why it is
+    wrong. A context may add convs of its own (1x1 ones: CONV2D, or CONV3D around a conv3d), never a
+    depthwise or a transposed one, and `cond` holds the conv once per branch. So a depthwise or
+    transposed conv must come out exactly once per group and branch, the others at least that often."""
+    if not conv_ops:
+        return ""
+    expected = expected_op(c)
+    need = (c.groups if c.groups > 1 and not c.is_depthwise else 1) * (2 if c.context == "cond" else 1)
+    got = ", ".join(f"{op} x{conv_ops.count(op)}" for op in sorted(set(conv_ops)))
+    n = conv_ops.count(expected)
+    if n < need or (n > need and expected in (DEPTHWISE, TRANSPOSE)):
+        per = " (one per group)" if c.groups > 1 and not c.is_depthwise else ""
+        return f"the conv lowered to {got}; its shape calls for {expected} x{need}{per}"
+    if DEPTHWISE in conv_ops and not c.is_depthwise:
+        return f"the conv lowered to {got}; a DEPTHWISE_CONV2D where the conv is not depthwise"
+    return ""
