@@ -63,6 +63,8 @@ SMOKE_GROUPED = (
     "tconv2d_ic6_oc10_g2_i5x6_k3_s2_p1_qa8w8-pt",
     "conv2d_ic8_oc12_g4_i10x10_k3_p1_b0_qfp32",
     "conv2d_ic8_oc12_g4_i10x10_k3_p1_b0_qa8w8",
+    "conv3d_ic4_oc8_g4_i5x6x5_k3_p1_qfp32",  # depthwise conv3d: no DEPTHWISE_CONV3D, so one CONV3D per group
+    "conv3d_ic4_oc8_g4_i5x6x5_k3_p1_qa8w8",
 )
 
 # Every data set in every scheme, on one base per TOSA conv op.
