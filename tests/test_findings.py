@@ -62,3 +62,23 @@ def test_a_fused_relu_that_shares_a_concats_observer_loses_its_clamp(monkeypatch
     monkeypatch.setattr(fuse.FuseQuantizedActivationPass, "call", lambda self, gm: PassResult(gm, False))
     r = run_case(parse_descriptor(RELU_CAT_CASE), 0, "tosa")
     assert "CLAMP" in r.tosa_ops and r.stale and r.actual_outcome == "pass"  # the registry would call it fixed
+
+
+SIGMOID_AVGPOOL_CASE = "conv2d_ic8_oc8_i16x16_k3_s2_p1_qa8w8_cxsigmoid-avgpool2"
+
+
+def test_an_average_pool_after_a_sigmoid_is_decomposed_before_the_sigmoid_is_a_table():
+    """int-sigmoid-avgpool-float-input: the pipeline runs DecomposeAvgPool2dPass before InsertTableOpsPass, so
+    the pass retraces avg_pool2d on a still-float sigmoid and the INT dtype check refuses it; the same sigmoid
+    before a max pool lowers and passes."""
+    import inspect
+
+    from executorch.backends.arm._passes import arm_pass_manager
+
+    from harness.run.execute import run_case
+
+    pipeline = inspect.getsource(arm_pass_manager.ArmPassManager._tosa_pipeline)
+    assert pipeline.index("DecomposeAvgPool2dPass(") < pipeline.index("InsertTableOpsPass(")
+    r = run_case(parse_descriptor(SIGMOID_AVGPOOL_CASE), 0, "tosa")
+    assert r.issue == "int-sigmoid-avgpool-float-input" and "Unsupported input dtype torch.float32" in r.reason
+    assert run_case(parse_descriptor(SIGMOID_AVGPOOL_CASE.replace("avgpool2", "maxpool")), 0, "tosa").green
