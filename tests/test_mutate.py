@@ -261,3 +261,21 @@ def test_a_bad_equivalent_entry_is_one_line(tmp_path):
     bad.write_text('[[equivalent]]\ntarget = "t"\n')
     with pytest.raises(ConfigError, match="entry 1: missing function, source, change, kind, reason"):
         load(bad)
+
+
+def test_a_listed_mutant_that_a_case_kills_stays_killed_and_says_the_listing_is_wrong():
+    from harness.mutate import equivalents
+    from harness.mutate.catalog import source_file
+    from harness.mutate.run import MutantResult, mark_equivalents
+
+    (m,) = [m for m in mutants_of("decompose_grouped_conv_pass") if m.function.endswith("_slice_biases")
+            and m.description == "0 -> -1"]
+    text = source_file("decompose_grouped_conv_pass").read_text().splitlines()[m.line - 1]
+    assert equivalents.lookup("decompose_grouped_conv_pass", m.function, text, m.operator, m.description)
+    name = mutant_name("decompose_grouped_conv_pass", m.index)
+    rows = [MutantResult(name, m.function, m.line, m.operator, m.description, s, killed_by="c" if s == "killed" else "")
+            for s in ("survived", "killed")]
+    mark_equivalents(rows)
+    mark_equivalents(rows)  # a carried row is marked again: once is enough
+    assert rows[0].status == "equivalent" and "1-D" in rows[0].reason
+    assert rows[1].status == "killed" and rows[1].reason.count("the listing is wrong") == 1

@@ -119,11 +119,12 @@ class Pool:
     stride: int
     padding: int = 0
     ceil: bool = False
+    defaults: bool = False  # an average pool called with torch's defaults (count_include_pad), as DenseNet does
 
     def __call__(self, y):
         if self.max:
             return F.max_pool2d(y, self.kernel, self.stride, self.padding, ceil_mode=self.ceil)
-        if (self.padding, self.ceil) == (0, False) and self.kernel == 2:  # as DenseNet writes it: the defaults
+        if self.defaults:
             return F.avg_pool2d(y, self.kernel, self.stride)
         return F.avg_pool2d(y, self.kernel, self.stride, self.padding, ceil_mode=self.ceil, count_include_pad=False)
 
@@ -139,7 +140,7 @@ class Pool:
 
 
 POOLS = {"maxpool": Pool(True, 3, 2), "avgpool": Pool(False, 3, 2), "maxpool3p1": Pool(True, 3, 2, 1),
-         "maxpool3ceil": Pool(True, 3, 2, 0, True), "avgpool2": Pool(False, 2, 2)}
+         "maxpool3ceil": Pool(True, 3, 2, 0, True), "avgpool2": Pool(False, 2, 2, defaults=True)}
 
 
 def _activate(act: str | None, y):
@@ -192,7 +193,7 @@ class Composed(Context):
             conv_layout=p.get("pool") is None and merge not in ("cat", "catx"),
             dynamic=feed in (None, "conv-in") and merge is None,
             exact_arithmetic=feed != "conv-in" and "norm" not in p and p.get("act") != "sigmoid"
-            and not p.get("pool", "max").startswith("avg") and merge not in ("addz", "mul"),
+            and ("pool" not in p or POOLS[p["pool"]].max) and merge not in ("addz", "mul"),
             pools="pool" in p, conv_index=1 if feed == "conv-in" else 0,
         )
 

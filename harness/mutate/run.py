@@ -210,17 +210,23 @@ def carried(previous: Path | None, descriptors: set[str], current: dict[tuple, s
 
 
 def mark_equivalents(rows: list[MutantResult]) -> None:
-    """Survivors and unreached mutants listed in the policy become `equivalent`, with the listed reason."""
+    """Survivors and unreached mutants listed in the policy become `equivalent`, with the listed reason; a
+    listed mutant that a case killed stays killed, and its reason says the listing is wrong."""
     from harness.mutate.equivalents import lookup
 
     lines: dict[str, list[str]] = {}
     for row in rows:
-        if row.status not in ("survived", "unreached"):
+        if row.status not in ("survived", "unreached", "killed"):
             continue
         target = row.name.split(":")[1]
         text = lines.setdefault(target, source_file(target).read_text().splitlines())
         e = lookup(target, row.function, text[row.line - 1], row.operator, row.description)
-        if e is not None:
+        if e is None:
+            continue
+        if row.status == "killed":
+            wrong = f"listed as {e.kind} in the policy, but killed: the listing is wrong."
+            row.reason = row.reason if row.reason.startswith(wrong) else f"{wrong} {row.reason}"
+        else:
             row.status, row.reason = "equivalent", f"{e.kind} ({row.status}): {e.reason}"
 
 
@@ -282,5 +288,5 @@ def write(report: MutationReport, out: Path) -> None:
                       "", "```diff", m.diff.rstrip(), "```", ""]
     lines += ["## Equivalent (harness/policy/mutation_equivalents.toml)", ""]
     lines += [f"- {m.name} line {m.line} {m.operator} {m.description}: {m.reason}" for m in report.mutants
-              if m.status == "equivalent"]
+              if m.status == "equivalent" or (m.status == "killed" and "the listing is wrong" in m.reason)]
     (out / "mutation.md").write_text("\n".join(lines) + "\n")
