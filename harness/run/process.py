@@ -20,12 +20,14 @@ byte-identical either way.
   later would change the answer, so the cache here is keyed on exactly that:
   the registered namespaces and the number of CIA registrations in the C++
   dispatcher. Any new registration invalidates it.
-* Each run_decompositions also overrides the kernels of ~1,800 preservable CIA
-  ops and restores them, 12,000 `OperatorBase.py_impl` calls; each call defines
-  a closure annotated `Callable[_P, _T]`, and `collections.abc.Callable[...]`
-  is not cached, so 60% of that time goes to building annotation objects
-  nobody reads. torch._ops gets a `Callable` whose subscriptions are cached
-  (and whose isinstance checks are unchanged).
+* Each run_decompositions also overrides the kernels of the ~560 preservable
+  CIA ops and restores them, 12,000 `OperatorBase.py_impl` calls; each call
+  defines a closure annotated `Callable[_P, _T]`, and
+  `collections.abc.Callable[...]` is not cached, so 60% of that time went to
+  building annotation objects nobody reads. torch._ops gets a `Callable` whose
+  subscriptions are cached (and whose isinstance checks are unchanged). The
+  override itself now builds each op's entries once
+  (`harness.lowering.cia_override`).
 * Every node created by a pass records its provenance: `NodeSource.__init__`
   deep-copies the whole `from_node` history of the node it comes from, so the
   cost grows with the square of the number of passes (10% of a case). Those
@@ -211,7 +213,9 @@ def install() -> None:
         torch._ops.Callable = CachedCallable
 
     _share_node_source_history()
-    from harness.lowering import histogram_search, lazy_compile
+    from harness.lowering import cia_override, histogram_search, lazy_compile
+
+    cia_override.install()
 
     if not histogram_search.install():
         sys.stderr.write(
