@@ -22,6 +22,7 @@ from typing import Iterator
 
 _ENABLED = False
 _ACTIVE = False
+_LOWERING = False
 
 
 def enable() -> None:
@@ -51,12 +52,18 @@ def enable() -> None:
     _ENABLED = True
 
 
+def lowering() -> bool:
+    """Whether this process is inside `during_lowering` (the other speed-ups that apply only there ask)."""
+    return _LOWERING
+
+
 @contextmanager
 def during_lowering() -> Iterator[None]:
     """Graph modules built inside compile lazily (if enabled); a no-op otherwise."""
-    global _ACTIVE
-    saved, _ACTIVE = _ACTIVE, _ENABLED
+    global _ACTIVE, _LOWERING
+    saved = _ACTIVE, _LOWERING
+    _ACTIVE, _LOWERING = _ENABLED, True
     try:
         yield
     finally:
-        _ACTIVE = saved
+        _ACTIVE, _LOWERING = saved
