@@ -4,9 +4,11 @@ Every pass of the lowering hands its graph to a new `torch.fx.GraphModule`,
 whose constructor generates and compiles the graph's Python code: about 350
 times for a pack of 16 a8w8 cases, 18% of its lowering. The passes walk the
 graph node by node (`ExportPass` is an interpreter) and almost never call that
-code. torch's own `_LazyGraphModule` defers the compile until the module is
-called or its code read; during `lower` (and only there) a plain
-`GraphModule(...)` is built as one. Unlike `_LazyGraphModule`, `recompile()`
+code. The quantizer's annotation pipeline is the same: ~55 passes, each
+followed by a `recompile()` of the captured module, 110 compiles a case.
+torch's own `_LazyGraphModule` defers the compile until the module is
+called or its code read; during `lower` and `quantize` (and only there) a
+plain `GraphModule(...)` is built as one. Unlike `_LazyGraphModule`, `recompile()`
 still sets the pytree specs at once (torch.export reads `_out_spec` without
 calling the module).
 
@@ -42,11 +44,22 @@ def enable() -> None:
                 self._out_spec = codegen.pytree_info.out_spec
             type(self).forward = _LazyGraphModule._lazy_forward
 
+    from torch.export._unlift import _StatefulGraphModule
+
+    class LazyCompiledStatefulGraphModule(LazyCompiledGraphModule, _StatefulGraphModule):
+        """What `ExportedProgram.module()` builds (a GraphModule with input checks), compiled lazily."""
+
     plain = graph_module.GraphModule
     original_new = plain.__new__
+    # Not while lowering: torch.export retraces the stateful module `ExportedProgram.module()` builds, and
+    # takes the placeholders' names from its forward's signature (a lazy forward has only `*args`).
+    lazy = {plain: LazyCompiledGraphModule}
+    lazy_outside_lowering = {**lazy, _StatefulGraphModule: LazyCompiledStatefulGraphModule}
 
     def __new__(cls, *args, **kwargs):
-        return original_new(LazyCompiledGraphModule if _ACTIVE and cls is plain else cls, *args, **kwargs)
+        if _ACTIVE:
+            cls = (lazy if _LOWERING else lazy_outside_lowering).get(cls, cls)
+        return original_new(cls, *args, **kwargs)
 
     plain.__new__ = __new__
     _ENABLED = True
@@ -58,12 +71,34 @@ def lowering() -> bool:
 
 
 @contextmanager
-def during_lowering() -> Iterator[None]:
-    """Graph modules built inside compile lazily (if enabled); a no-op otherwise."""
+def _context(lowering: bool) -> Iterator[None]:
     global _ACTIVE, _LOWERING
     saved = _ACTIVE, _LOWERING
-    _ACTIVE, _LOWERING = _ENABLED, True
+    _ACTIVE, _LOWERING = _ENABLED, lowering or _LOWERING
     try:
         yield
     finally:
         _ACTIVE, _LOWERING = saved
+
+
+def during_lowering():
+    """Graph modules built inside compile lazily (if enabled); `lowering()` is true inside."""
+    return _context(lowering=True)
+
+
+def during_quantization():
+    """Graph modules built inside compile lazily (if enabled); `lowering()` is unchanged."""
+    return _context(lowering=False)
+
+
+def compile_now(module) -> None:
+    """Compile each lazily compiled graph module in `module` (itself included) that is not yet compiled.
+
+    A module that leaves the context must look like any other: torch.export binds inputs and
+    dynamic shapes to the argument names of `forward`, and a lazy forward has only `*args`.
+    """
+    from torch.fx._lazy_graph_module import _LazyGraphModule
+
+    for m in module.modules():
+        if isinstance(m, _LazyGraphModule):
+            m.real_recompile()

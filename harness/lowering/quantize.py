@@ -24,6 +24,7 @@ from executorch.backends.arm.quantizer import (  # noqa: E402
 from executorch.backends.arm.quantizer.arm_quantizer import get_symmetric_a8w4_quantization_config  # noqa: E402
 from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e  # noqa: E402
 
+from harness.lowering import lazy_compile  # noqa: E402
 from harness.policy.schemes import SCHEMES  # noqa: E402
 from harness.policy.targets import Target  # noqa: E402
 from harness.qparams import QuantizedModel, read_quantized  # noqa: E402
@@ -59,17 +60,19 @@ def quantize(
     (default: the inputs). `conv_index`: which conv in graph order is under test.
     With `dynamic_shapes` the model is captured with those symbolic dims, so
     calibration samples may come in every size the program will run at."""
-    # No guard function in the captured module: the Arm quantizer's
-    # annotation passes cannot retrace a call_module node.
-    captured = torch.export.export(model, inputs, dynamic_shapes=dynamic_shapes).module(check_guards=False)
-    samples = calibration if calibration is not None else (inputs,)
-    if _cond_branches(captured):
-        converted = _quantize_with_branches(captured, quantizer(target, scheme, control_flow=True), samples)
-    else:
-        prepared = prepare_pt2e(captured, quantizer(target, scheme))
-        for sample in samples:
-            prepared(*sample)
-        converted = convert_pt2e(prepared)
+    with lazy_compile.during_quantization():
+        # No guard function in the captured module: the Arm quantizer's
+        # annotation passes cannot retrace a call_module node.
+        captured = torch.export.export(model, inputs, dynamic_shapes=dynamic_shapes).module(check_guards=False)
+        samples = calibration if calibration is not None else (inputs,)
+        if _cond_branches(captured):
+            converted = _quantize_with_branches(captured, quantizer(target, scheme, control_flow=True), samples)
+        else:
+            prepared = prepare_pt2e(captured, quantizer(target, scheme))
+            for sample in samples:
+                prepared(*sample)
+            converted = convert_pt2e(prepared)
+        lazy_compile.compile_now(converted)
     return read_quantized(converted, conv_index)
 
 
