@@ -10,7 +10,10 @@ rest of `total` (the stages proper are quantize, lower, run); writing a
 result to the results file and the run history is timed by writing the
 run's results again.
 
-    python benchmarks/bench_sweeps.py [--sweep smoke] [-j 2] [--filter REGEX] [--alone-results FILE] [--json out.json]
+    python benchmarks/bench_sweeps.py [--sweep smoke] [-j 2] [--filter REGEX | --cases FILE] [--alone-results FILE] [--json out.json]
+
+`--cases FILE` keeps the tier's cases listed in FILE (one descriptor a line): a tier as it stood at an
+earlier date (benchmarks/tiers/) is measured on exactly its cases after new ones joined it.
 
 `--alone-results` / `--packed-results` (with their `--*-wall-s`) take an
 earlier run's results file instead of running it again (the nightly alone
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import subprocess
 import sys
@@ -46,6 +50,37 @@ def _sweep(tier: str, jobs: int, pack: int | None, results: Path, filter_: str |
 
 def _read(path: Path) -> dict[str, dict]:
     return {r["descriptor"]: r for r in map(json.loads, path.read_text().splitlines())}
+
+
+def cases_regex(descriptors: list[str]) -> str:
+    """A regex matching exactly `descriptors`, as a trie over their `_` fields: a command-line argument
+    holds at most 128 KiB, a plain alternation of the nightly's 2,708 descriptors 236 KiB (this: 87 KiB)."""
+    trie: dict = {}
+    for d in descriptors:
+        node = trie
+        for field in d.split("_"):
+            node = node.setdefault(field, {})
+        node[""] = {}
+
+    def pattern(node: dict) -> str:  # the fields after a node's own, "_" first
+        alternatives = [re.escape(k) + tail(v) for k, v in node.items() if k]
+        return alternatives[0] if len(alternatives) == 1 else "(?:" + "|".join(alternatives) + ")"
+
+    def tail(node: dict) -> str:
+        if set(node) == {""}:
+            return ""
+        return "(?:_" + pattern(node) + ")?" if "" in node else "_" + pattern(node)
+
+    return "^" + pattern(trie) + "$"
+
+
+_TRACEBACK_PLACE = re.compile(r'File "[^"]*", line \d+,')
+
+
+def _comparable(result: dict, key: str):
+    """A result's field as compared: a reason's traceback places (checkout path, line) vary with the checkout."""
+    value = result.get(key)
+    return _TRACEBACK_PLACE.sub('File "...",', value) if key == "reason" and isinstance(value, str) else value
 
 
 def _own_share(results: dict[str, dict]) -> list[float]:
@@ -81,13 +116,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sweep", default="smoke")
     parser.add_argument("-j", "--jobs", type=int, default=2)
-    parser.add_argument("--filter", help="only these descriptors (e.g. a tier as it stood before new cases joined it)")
+    parser.add_argument("--filter", help="only descriptors matching this regex")
+    parser.add_argument("--cases", type=Path, help="only the descriptors listed in this file (a tier as it stood)")
     parser.add_argument("--alone-results", type=Path, help="an earlier --pack 1 run's results, instead of a new run")
     parser.add_argument("--alone-wall-s", type=float, help="that run's wall time (its summary.md says it)")
     parser.add_argument("--packed-results", type=Path, help="an earlier packed run's results, instead of a new run")
     parser.add_argument("--packed-wall-s", type=float, help="that run's wall time")
     parser.add_argument("--json", type=Path, help="write the figures here")
     args = parser.parse_args()
+    if args.cases is not None:
+        args.filter = cases_regex(args.cases.read_text().split())
     with tempfile.TemporaryDirectory() as tmp:
         packed_path, packed_s = args.packed_results, args.packed_wall_s
         if packed_path is None:
@@ -99,12 +137,13 @@ def main() -> int:
             alone_s = _sweep(args.sweep, args.jobs, 1, alone_path, args.filter)
         packed, alone = _read(packed_path), _read(alone_path)
         writing = _writing_s(packed_path)
-    differ = sorted(d for d in alone if d not in packed or any(packed[d].get(k) != alone[d].get(k) for k in SAME
-                                                                 if k in alone[d]))
+    differ = sorted(d for d in alone if d not in packed or any(
+        _comparable(packed[d], k) != _comparable(alone[d], k) for k in SAME if k in alone[d]))
     shares = _own_share(packed)
     totals = [r["timings_s"].get("total", 0.0) for r in packed.values()]
     figures = {
-        "sweep": args.sweep, "filter": args.filter, "jobs": args.jobs, "cases": len(alone),
+        "sweep": args.sweep, "jobs": args.jobs, "cases": len(alone),
+        **({"cases_file": str(args.cases)} if args.cases else {"filter": args.filter}),
         "packed_wall_s": None if packed_s is None else round(packed_s, 1),
         "alone_wall_s": None if alone_s is None else round(alone_s, 1),
         "from_earlier_runs": bool(args.packed_results or args.alone_results),
