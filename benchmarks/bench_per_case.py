@@ -7,11 +7,14 @@ out per case), and (b)
 ExecuTorch's `TosaPipelineINT` / `TosaPipelineFP` (the Arm backend's own test
 pipelines, which also quantize, lower, run the reference model and compare).
 Each side runs in its own fresh process, so (b) gets none of the harness's
-set-up or speed-ups; each is warmed up once, then the medians of `--repeat`
-rounds are reported with their ratio. This script may import ExecuTorch's test code; the
+set-up or speed-ups; each is warmed up once. The two sides alternate,
+`--rounds` times, a fresh process each: this machine's speed drifts by
+a quarter within minutes (measured: TosaPipelineINT 1.87 then 2.38 s a
+case in back-to-back runs), so a ratio is taken within a round, where both
+sides met the same machine, and the median over rounds is reported. This script may import ExecuTorch's test code; the
 harness itself never does.
 
-    python benchmarks/bench_per_case.py [--repeat 3] [--json out.json]
+    python benchmarks/bench_per_case.py [--rounds 5] [--json out.json]
 """
 
 from __future__ import annotations
@@ -61,7 +64,9 @@ def _harness_side(repeat: int) -> dict:
     setup_process()
     out: dict = {}
     for scheme in ("a8w8", "fp32"):
-        run_case(parse_descriptor(f"{CONFIGS[0]}_q{scheme}"), 99)  # warm-up
+        # Warm-up, as a sweep's worker is after its first pack: one case alone and one pack.
+        run_case(parse_descriptor(f"{CONFIGS[0]}_q{scheme}"), 99)
+        run_pack([parse_descriptor(f"{base}_q{scheme}") for base in CONFIGS], 99)
         for base in CONFIGS:
             d = f"{base}_q{scheme}"
 
@@ -105,7 +110,8 @@ def _pipeline_side(repeat: int) -> dict:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5, help="alternations of the two sides")
+    parser.add_argument("--repeat", type=int, default=1, help=argparse.SUPPRESS)  # timings per case in a child
     parser.add_argument("--json", help="also write the figures here")
     parser.add_argument("--side", choices=("harness", "pipeline"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -123,23 +129,39 @@ def main() -> int:
         line = next(x for x in proc.stdout.splitlines() if x.startswith("BENCH "))
         return json.loads(line[6:])
 
-    ours, theirs = side("harness"), side("pipeline")
+    ours: dict = {}
+    theirs: dict = {}
+    rounds = []  # per round: (ours, theirs), each {key: [seconds]}
+    for _ in range(args.rounds):
+        rounds.append((side("harness"), side("pipeline")))
+        for mine, got in zip((ours, theirs), rounds[-1]):
+            for k, v in got.items():
+                mine.setdefault(k, []).extend(v)
     summary = {}
     for scheme, name in (("a8w8", "TosaPipelineINT"), ("fp32", "TosaPipelineFP")):
         keys = [k for k in ours if k.endswith(f"_q{scheme}") and not k.startswith("packed_")]
         for k in keys:
             print(f"{k:55s} harness {statistics.median(ours[k]):.3f}s  {name} {statistics.median(theirs[k]):.3f}s")
-        o = statistics.median(t for k in keys for t in ours[k])
-        p = statistics.median(t for k in keys for t in theirs[k])
-        packed = statistics.median(ours[f"packed_q{scheme}"])
+
+        def medians(o: dict, t: dict) -> tuple[float, float, float]:
+            return (statistics.median(x for k in keys for x in o[k]), statistics.median(o[f"packed_q{scheme}"]),
+                    statistics.median(x for k in keys for x in t[k]))
+
+        o, packed, p = medians(ours, theirs)
+        per_round = [medians(a, b) for a, b in rounds]
         summary[scheme] = {"harness_median_s": round(o, 3), "harness_packed_s": round(packed, 3),
-                           f"{name}_median_s": round(p, 3), "ratio": round(p / o, 2), "ratio_packed": round(p / packed, 2),
-                           "pack_size": len(CONFIGS)}
+                           f"{name}_median_s": round(p, 3),
+                           "ratio": round(statistics.median(r[2] / r[0] for r in per_round), 2),
+                           "ratio_packed": round(statistics.median(r[2] / r[1] for r in per_round), 2),
+                           "ratio_per_round": [round(r[2] / r[0], 2) for r in per_round],
+                           "ratio_packed_per_round": [round(r[2] / r[1], 2) for r in per_round],
+                           "pack_size": len(CONFIGS), "rounds": args.rounds}
     print()
     for scheme, s in summary.items():
         name = "TosaPipelineINT" if scheme == "a8w8" else "TosaPipelineFP"
         print(f"{scheme}: harness {s['harness_median_s']:.3f} s/case alone, {s['harness_packed_s']:.3f} s/case packed; "
-              f"{name} {s[f'{name}_median_s']:.3f} s/case (ratio {s['ratio']:.2f} alone, {s['ratio_packed']:.2f} packed)")
+              f"{name} {s[f'{name}_median_s']:.3f} s/case (ratio, median of rounds: {s['ratio']:.2f} alone, "
+              f"{s['ratio_packed']:.2f} packed; rounds {s['ratio_packed_per_round']})")
     if args.json:
         Path(args.json).write_text(json.dumps({"summary": summary, "harness": ours, "pipelines": theirs}, indent=2))
     return 0
