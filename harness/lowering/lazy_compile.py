@@ -8,7 +8,8 @@ code. The quantizer's annotation pipeline is the same: ~55 passes, each
 followed by a `recompile()` of the captured module, 110 compiles a case.
 torch's own `_LazyGraphModule` defers the compile until the module is
 called or its code read; during `lower` and `quantize` (and only there) a
-plain `GraphModule(...)` is built as one. Unlike `_LazyGraphModule`, `recompile()`
+plain `GraphModule(...)` is built as one, and during `quantize` so is the
+module `ExportedProgram.module()` builds (not while lowering: see `enable`). Unlike `_LazyGraphModule`, `recompile()`
 still sets the pytree specs at once (torch.export reads `_out_spec` without
 calling the module).
 
