@@ -16,6 +16,7 @@ pytestmark = pytest.mark.skipif(
     torch.__version__.split("+")[0] != SPEEDUPS_WRITTEN_FOR, reason="the speed-up replaces torch 2.13.0's function"
 )
 
+
 def _torchs_override():
     """torch's own context manager, even when the speed-up is installed in this process."""
     import importlib.util

@@ -121,13 +121,15 @@ def release_graph_caches() -> None:
 
 
 _SHAPE_ENVS: "weakref.WeakSet | None" = None  # every live ShapeEnv (with the speed-ups on)
+_SHAPE_ENV_CACHES: tuple = ()  # ShapeEnv's per-method LRU caches
 
 
 def _track_shape_envs() -> None:
-    global _SHAPE_ENVS
+    global _SHAPE_ENVS, _SHAPE_ENV_CACHES
     from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
     _SHAPE_ENVS = weakref.WeakSet()
+    _SHAPE_ENV_CACHES = tuple(a for a in vars(ShapeEnv).values() if hasattr(a, "cache_clear"))
     original = ShapeEnv.__init__
 
     def __init__(self, *args, **kwargs):
@@ -152,15 +154,12 @@ def _release_shape_envs() -> None:
     """
     if _SHAPE_ENVS is None:
         return
-    from torch.fx.experimental.symbolic_shapes import ShapeEnv
-
     for env in list(_SHAPE_ENVS):
         getattr(env, "fake_tensor_cache", {}).clear()
         if getattr(env, "tracked_fakes", None) is not None:
             env.tracked_fakes.clear()
-    for attribute in vars(ShapeEnv).values():
-        if hasattr(attribute, "cache_clear"):
-            attribute.cache_clear()
+    for cache in _SHAPE_ENV_CACHES:
+        cache.cache_clear()
 
 
 def _release_generated_sources() -> None:
