@@ -279,3 +279,41 @@ def test_a_listed_mutant_that_a_case_kills_stays_killed_and_says_the_listing_is_
     mark_equivalents(rows)  # a carried row is marked again: once is enough
     assert rows[0].status == "equivalent" and "1-D" in rows[0].reason
     assert rows[1].status == "killed" and rows[1].reason.count("the listing is wrong") == 1
+
+
+def test_an_interrupted_run_resumes_from_its_journal_and_refuses_another_runs(tmp_path, monkeypatch):
+    """Every verdict is journaled as it is reached: after a stop, --resume runs only the undecided mutants."""
+    import harness.mutate.run as run
+
+    monkeypatch.setattr(run, "trace", lambda configs, jobs, cache: {})
+    calls = []
+
+    def interrupted(mutants, configs, reached, jobs, pack, on_mutant):
+        calls.append([run.mutant_name(t, m.index) for t, m in mutants])
+        for t, m in mutants[:3]:
+            on_mutant(run.MutantResult(run.mutant_name(t, m.index), m.function, m.line, m.operator, m.description,
+                                       "killed", 1, "case_a", "mismatch", diff=m.diff))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(run, "run_mutants", interrupted)
+    args = dict(tier="smoke", targets=["decompose_grouped_conv_pass"], function="_slice_inputs", out=tmp_path,
+                filter="_g4_.*_qfp32_")
+    with pytest.raises(KeyboardInterrupt):
+        run.mutate(**args)
+    first = calls[0]
+    assert len(first) > 3 and len((tmp_path / "mutation.journal.jsonl").read_text().splitlines()) == 1 + 3
+
+    def rest(mutants, configs, reached, jobs, pack, on_mutant):
+        calls.append([run.mutant_name(t, m.index) for t, m in mutants])
+        return [run.MutantResult(run.mutant_name(t, m.index), m.function, m.line, m.operator, m.description,
+                                 "survived", diff=m.diff) for t, m in mutants]
+
+    monkeypatch.setattr(run, "run_mutants", rest)
+    report = run.mutate(**args, resume=True)
+    assert calls[1] == first[3:]
+    statuses = {r.name: r.status for r in report.mutants}
+    assert [statuses[n] for n in first[:3]] == ["killed"] * 3 and list(statuses) == first
+    with pytest.raises(ConfigError, match="cannot resume from .*journal.*another tier, case list or versions"):
+        run.mutate(**{**args, "filter": "_g4_.*_qa8w8_"}, resume=True)
+    report = run.mutate(**args)  # without --resume the journal starts afresh
+    assert calls[-1] == first

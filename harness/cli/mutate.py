@@ -24,6 +24,9 @@ def add_parser(sub) -> None:
     mu.add_argument("--carry", metavar="MUTATION_JSON",
                     help="an earlier report on a tier this one contains: its kills by cases still in the tier "
                          "stand without running again")
+    mu.add_argument("--resume", action="store_true",
+                    help="take the verdicts an interrupted run left in --out's journal (same tier, cases and "
+                         "versions) and run only the other mutants")
     mu.add_argument("--list", action="store_true", help="list the mutants (name, line, operator), run nothing")
     mu.add_argument("-j", "--jobs", type=int, default=2, help="worker processes (default: 2)")
     mu.add_argument("--pack", type=int, default=16, metavar="N", help="cases per program (default: 16)")
@@ -66,7 +69,7 @@ def cmd_mutate(args) -> int:
 
     report = mutate(args.sweep, targets, args.jobs, args.pack, args.function, args.max, Path(args.out), say,
                     args.filter, args.sample, args.sample_seed, Path(args.carry) if args.carry else None,
-                    set(args.mutant) or None)
+                    set(args.mutant) or None, args.resume)
     for t in targets:
         score = report.score(t)
         print(f"{t}: {report.counts(t)} score {'n/a' if score is None else f'{score:.1%}'}")

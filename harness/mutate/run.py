@@ -233,27 +233,44 @@ def mark_equivalents(rows: list[MutantResult]) -> None:
 def mutate(tier: str = "smoke", targets: list[str] | None = None, jobs: int = 2, pack: int = PACK_SIZE,
            function: str | None = None, limit: int | None = None, out: Path = Path("reports/mutate"),
            on_mutant=None, filter: str | None = None, fraction: float = 1.0, seed: int = 0,
-           carry: Path | None = None, names: set[str] | None = None) -> MutationReport:
+           carry: Path | None = None, names: set[str] | None = None, resume: bool = False) -> MutationReport:
     """Run the mutation analysis; `function` (a regex), `names`, `limit` and a seeded `fraction` select mutants,
-    `filter` the tier's cases (a descriptor regex), `carry` an earlier report whose kills stand;
-    `on_mutant` sees each row as its verdict is reached."""
+    `filter` the tier's cases (a descriptor regex), `carry` an earlier report whose kills stand, `resume` the
+    verdicts an interrupted run with the same key left in `out`'s journal; `on_mutant` sees each row as its
+    verdict is reached, and the journal records it."""
+    from harness.mutate.journal import JOURNAL, Journal, run_key, verdicts
+
     targets = check_targets(list(targets or []))
     pattern = re.compile(function) if function else None
     configs = select(tier, 0, 0, filter, None, "tosa")
     start = time.perf_counter()
-    reached = trace(configs, jobs, out / f"trace-{tier}.json")
     report = MutationReport(tier, targets, versions(), fraction=fraction, seed=seed)
     current = {identity(m.function, m.line, m.operator, m.description, m.diff): mutant_name(t, m.index)
                for t in targets for m in mutants_of(t)}
-    kept = carried(carry, {c.descriptor for c in configs}, current)
+    key = run_key(tier, [c.descriptor for c in configs], report.versions)
+    resumed = {}
+    for row in verdicts(out / JOURNAL, key) if resume else []:
+        name = current.get(identity(row["function"], row["line"], row["operator"], row["description"], row["diff"]))
+        if name:
+            resumed[name] = MutantResult(**{**row, "name": name})
+    journal = Journal(out / JOURNAL, key, resume)  # a journal of another run is refused before the trace
+    reached = trace(configs, jobs, out / f"trace-{tier}.json")
+
+    def seen(row: MutantResult) -> None:
+        if row.name not in resumed:
+            journal.record(row)
+        if on_mutant:
+            on_mutant(row)
+
+    kept = carried(carry, {c.descriptor for c in configs}, current) | resumed
     chosen = {mutant_name(t, m.index): (t, m) for t in targets
               for m in sample([m for m in mutants_of(t) if (pattern is None or pattern.search(m.function))
                                and (not names or mutant_name(t, m.index) in names)][:limit], fraction, seed)}
     for name in chosen:
-        if name in kept and on_mutant:
-            on_mutant(kept[name])
+        if name in kept:
+            seen(kept[name])
     rows = kept | {r.name: r for r in run_mutants([tm for name, tm in chosen.items() if name not in kept], configs,
-                                                  reached, jobs, pack, on_mutant)}
+                                                  reached, jobs, pack, seen)}
     report.mutants = [rows[name] for name in chosen]
     mark_equivalents(report.mutants)
     report.wall_s = round(time.perf_counter() - start, 1)
