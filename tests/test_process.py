@@ -126,3 +126,32 @@ def test_a_dynamic_case_leaves_no_shape_env_behind():
     out = subprocess.run([sys.executable, "-c", LEAK_SCRIPT, *cases], capture_output=True, text=True, check=True)
     alive = ast.literal_eval(out.stdout.strip().splitlines()[-1])
     assert alive[-1] <= alive[0], alive  # without the release (HARNESS_NO_SPEEDUPS=1): (1, 1), (2, 2), (4, 4), (5, 5)
+
+
+def test_the_heap_is_frozen_again_before_the_2nd_9th_and_65th_task_and_nested_ones_count_once(monkeypatch):
+    from harness.run import process
+
+    events = []
+    monkeypatch.setattr(process, "_INSTALLED", True)
+    monkeypatch.setattr(process, "_TASKS_DONE", 0)
+    monkeypatch.setattr(process.gc, "collect", lambda *a: events.append("collect"))
+    monkeypatch.setattr(process.gc, "freeze", lambda: events.append(f"freeze before task {process._TASKS_DONE + 1}"))
+
+    @process.one_task
+    def case():
+        return "result"
+
+    @process.one_task
+    def pack():
+        frozen = len(events)
+        case()  # a case of the pack re-run alone while the pack is alive: never a task boundary
+        assert len(events) == frozen
+        return "results"
+
+    assert [case() if k % 2 else pack() for k in range(70)][:2] == ["results", "result"]
+    assert [e for e in events if e != "collect"] == [f"freeze before task {n}" for n in (2, 9, 65)]
+    assert events.count("collect") == 3 and process._DEPTH == 0 and process._TASKS_DONE == 70
+    monkeypatch.setattr(process, "_INSTALLED", False)  # HARNESS_NO_SPEEDUPS: the collector as torch left it
+    monkeypatch.setattr(process, "_TASKS_DONE", 1)
+    case()
+    assert len(events) == 6

@@ -24,7 +24,7 @@ from harness.policy.targets import DEFAULT_TARGET, get_target
 from harness.results.case_result import CaseResult, Outcome, versions
 from harness.run import stages
 from harness.run.classify import Observation, classify
-from harness.run.process import release_graph_caches, setup_process
+from harness.run.process import one_task, release_graph_caches, setup_process
 from harness.runners.base import RunnerError
 from harness.runners.registry import get_runner
 
@@ -105,6 +105,7 @@ def _observe(config: ConvConfig, seed: int, target_name: str, timings: dict, kee
         return failed_observation(e, metrics, keep)
 
 
+@one_task
 def run_case(
     config: ConvConfig,
     seed: int = 0,

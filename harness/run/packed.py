@@ -27,7 +27,7 @@ from harness.policy.targets import DEFAULT_TARGET, get_target
 from harness.results.case_result import CaseResult
 from harness.run import stages
 from harness.run.execute import case_result, judged_observation, lowered_observation, prepared_metrics, run_case
-from harness.run.process import release_graph_caches, setup_process
+from harness.run.process import one_task, release_graph_caches, setup_process
 from harness.runners.registry import get_runner
 
 
@@ -35,6 +35,7 @@ def _share(timings: dict, stage: str, seconds: float, n: int) -> None:
     timings[stage] = round(timings.get(stage, 0.0) + seconds / n, 4)
 
 
+@one_task
 def run_pack(
     configs: list[ConvConfig],
     seed: int = 0,
