@@ -14,7 +14,8 @@ case in back-to-back runs), so a ratio is taken within a round, where both
 sides met the same machine, and the median over rounds is reported. This script may import ExecuTorch's test code; the
 harness itself never does.
 
-    python benchmarks/bench_per_case.py [--rounds 5] [--json out.json]
+    python benchmarks/bench_per_case.py [--rounds 7] [--json benchmarks/results/per_case.json]
+    python benchmarks/bench_per_case.py --table benchmarks/results/per_case.json   # the README's table
 """
 
 from __future__ import annotations
@@ -108,14 +109,35 @@ def _pipeline_side(repeat: int) -> dict:
     return out
 
 
+def table(path: str) -> str:
+    s = json.loads(Path(path).read_text())["summary"]
+    a, f = s["a8w8"], s["fp32"]
+    return "\n".join([
+        "| measure | a8w8 | fp32 |", "|---|--:|--:|",
+        f"| harness, a case alone | {a['harness_median_s']:.3f} s | {f['harness_median_s']:.3f} s |",
+        f"| harness, a case's share of a pack of {a['pack_size']} | {a['harness_packed_s']:.3f} s | "
+        f"{f['harness_packed_s']:.3f} s |",
+        f"| `TosaPipelineINT` / `TosaPipelineFP` | {a['TosaPipelineINT_median_s']:.3f} s | "
+        f"{f['TosaPipelineFP_median_s']:.3f} s |",
+        f"| ratio, median of {a['rounds']} rounds: alone / packed | {a['ratio']:.2f}x / {a['ratio_packed']:.2f}x | "
+        f"{f['ratio']:.2f}x / {f['ratio_packed']:.2f}x |",
+        f"| packed ratio of each round | {', '.join(f'{r:.2f}' for r in a['ratio_packed_per_round'])} | "
+        f"{', '.join(f'{r:.2f}' for r in f['ratio_packed_per_round'])} |",
+    ])
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rounds", type=int, default=5, help="alternations of the two sides")
+    parser.add_argument("--rounds", type=int, default=7, help="alternations of the two sides")
+    parser.add_argument("--table", metavar="JSON", help="print the README's table of a JSON written earlier, and stop")
     parser.add_argument("--repeat", type=int, default=1, help=argparse.SUPPRESS)  # timings per case in a child
     parser.add_argument("--json", help="also write the figures here")
     parser.add_argument("--side", choices=("harness", "pipeline"), help=argparse.SUPPRESS)
     args = parser.parse_args()
 
+    if args.table:
+        print(table(args.table))
+        return 0
     if args.side:  # child process: time one side, print JSON
         fn = _harness_side if args.side == "harness" else _pipeline_side
         print("BENCH " + json.dumps(fn(args.repeat)))
