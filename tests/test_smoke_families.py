@@ -2,8 +2,9 @@
 
 Each fault is a mutant of the installed passes (harness.mutate), named by what
 it changes rather than by index. Each survived every case of the smoke tier as
-it was before the families (436 cases; `python -m harness mutate --sample 0.1
---filter '^(?!.*_qa8w4)'` on it) and is caught by a case of `SMOKE_STRUCTURAL_BASES`.
+it was before its family (the first two: 436 cases, `python -m harness mutate
+--sample 0.1 --filter '^(?!.*_qa8w4)'` on it; the others: 619 cases, every
+mutant of the pass) and is caught by a case of `SMOKE_STRUCTURAL_BASES`.
 """
 
 from __future__ import annotations
@@ -26,6 +27,11 @@ FAULTS = {
         ("a transposed conv's H output pad taken from W's padding: equal when the pads are", "^tconv2d_"),
     ("rewrite_conv_pass", "RewriteConvPass._add_bias", "const", "1 -> 0", "get_first_fake_tensor(node).shape[1]"):
         ("the inserted zero bias sized by the batch: a bias of 1 broadcasts when the batch is 1", "_b0_"),
+    # Survived all 619 cases of smoke before its slice past a pad (the full run of the pass's 320 mutants).
+    ("size_adjust_input_pass", "_get_slice_adjustment", "arith", "Sub -> Add", "return remainder - pad if"):
+        ("the input slice past a pad sized remainder + pad: the same when the pad is 0", "_s3x1_p1x1"),
+    ("size_adjust_input_pass", "conv_remainder", "const", "2 -> 1", "input_length + 2 * pad"):
+        ("a conv's remainder taken with one pad, not two: the same parity when the stride is 2", "_s3x1_p1x1"),
 }
 
 

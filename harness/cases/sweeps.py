@@ -44,6 +44,7 @@ SMOKE_STRUCTURAL_BASES = (
     "conv2d_ic4_oc4_i8x9_k3x5_s1x3_p1x2",  # W trim>1, the whole pad
     "conv2d_ic4_oc4_i10x8_k3x3_s2x1_p0x1",  # H slice
     "conv2d_ic4_oc4_i8x10_k3x3_s1x2_p1x0",  # W slice
+    "conv2d_ic4_oc4_i9x8_k3x3_s3x1_p1x1",  # H slice past a pad: remainder 2 > pad 1, 1 row sliced, 1 pad row kept
     "conv1d_ic4_oc4_i12_k5_s3_p2",  # 1D trim>1
     "conv1d_ic4_oc4_i10_k3_s2_p0",  # 1D slice
     "conv3d_ic2_oc4_i6x5x5_k3x3x3_s2x1x1_p0x1x1",  # D slice
@@ -105,9 +106,13 @@ SMOKE_DYNAMIC_BASES = (
     "conv2d_n2_ic4_oc8_g4_i12x12_k3_s2_p1",
 )
 # Dynamic spatial dims for TOSA 1.0: static padding lowers, runtime padding is refused.
-SMOKE_TOSA10_BASES = ("conv2d_n2_ic4_oc8_i16x17_k3_s2_p1", "conv2d_n2_ic4_oc8_i12x12_k3_p1")
+# The symbolic padding check reads each axis (a runtime pad on H only) and each rank (conv1d: one stride,
+# padding and dilation for one axis, expanded by the input's rank).
+SMOKE_TOSA10_BASES = ("conv2d_n2_ic4_oc8_i16x17_k3_s2_p1", "conv2d_n2_ic4_oc8_i12x12_k3_p1",
+                      "conv2d_n2_ic4_oc8_i16x17_k3_s2x1_p1", "conv1d_n2_ic4_oc8_i17_k3_p1", "conv1d_n2_ic4_oc8_i17_k3_s2_p1")
 # Even sizes on TOSA 1.0: a pool after an odd conv output lowers (the symbolic pooling check).
-SMOKE_EVEN_BASES = ("conv2d_n2_ic8_oc8_i12x12_k2_cxmaxpool",)
+# And a constant remainder <= pad on a symbolic dim is a static trim, which TOSA 1.0 takes.
+SMOKE_EVEN_BASES = ("conv2d_n2_ic8_oc8_i12x12_k2_cxmaxpool", "conv2d_n2_ic4_oc8_i16x16_k3_s2_p1")
 
 # Every graph context in every scheme, around a conv whose output shape
 # equals its input shape (so residual adds and 3x3/2 pooling apply).

@@ -26,13 +26,13 @@ class Equivalent:
     target: str
     function: tuple[str, ...]  # the qualified names it covers
     source: tuple[str, ...]  # the stripped source lines it covers
-    change: str  # "operator description" or "*"
+    change: tuple[str, ...]  # "operator description" (one or a list) or "*"
     kind: str  # equivalent: no observable change; unreachable: no graph the backend takes runs it; defensive: a raise for a malformed graph
     reason: str
 
     def matches(self, target: str, function: str, source: str, operator: str, description: str) -> bool:
         return self.target == target and function in self.function and source.strip() in self.source and \
-            self.change in ("*", f"{operator} {description}")
+            ("*" in self.change or f"{operator} {description}" in self.change)
 
 
 @lru_cache(maxsize=None)
@@ -47,7 +47,7 @@ def load(path: Path = POLICY) -> tuple[Equivalent, ...]:
         if e["kind"] not in KINDS:
             raise ConfigError(f"{path.name} entry {i + 1}: invalid kind {e['kind']!r}; allowed: {', '.join(KINDS)}")
         fields = {k: e[k] for k in Equivalent.__dataclass_fields__}
-        for key in ("function", "source"):  # one or a list
+        for key in ("function", "source", "change"):  # one or a list
             fields[key] = tuple(v.strip() for v in ([e[key]] if isinstance(e[key], str) else e[key]))
         out.append(Equivalent(**fields))
     return tuple(out)
