@@ -28,28 +28,38 @@ def run_key(tier: str, descriptors: list[str], versions: dict) -> dict:
 
 
 class Journal:
-    """Appends each verdict to the journal; `start` writes the key line, `open` appends to a matching journal."""
+    """Appends each verdict to the journal at `path`. With `resume`, a journal there must have `key` (ConfigError
+    otherwise) and its verdicts are kept in `verdicts`; without, or when there is none, it starts afresh."""
 
     def __init__(self, path: Path, key: dict, resume: bool):
         self.path = path
+        self.verdicts: list[dict] = []
         path.parent.mkdir(parents=True, exist_ok=True)
         if resume and path.exists():
-            check_key(path, key)
+            self.verdicts = _read(path, key)
         else:
             path.write_text(json.dumps({"key": key}) + "\n")
 
     def record(self, row) -> None:
         with open(self.path, "a") as f:
             f.write(json.dumps(asdict(row)) + "\n")
-            f.flush()
 
 
-def check_key(path: Path, key: dict) -> None:
-    first = path.read_text().split("\n", 1)[0]
+def _read(path: Path, key: dict) -> list[dict]:
+    """The rows of a journal written with `key` (the last one wins for a mutant written twice)."""
+    first, *lines = path.read_text().splitlines() or [""]
     saved = json.loads(first).get("key") if first.strip() else None
     if saved != key:
         raise ConfigError(f"cannot resume from {path}: it was written for another tier, case list or versions "
                           f"({_short(saved)}; this run: {_short(key)})")
+    rows: dict[str, dict] = {}
+    for line in lines:
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # the line being written when the run was killed
+        rows[row["name"]] = row
+    return list(rows.values())
 
 
 def _short(key: dict | None) -> str:
@@ -57,20 +67,3 @@ def _short(key: dict | None) -> str:
         return "no key"
     v = key.get("versions", {})
     return f"tier {key.get('tier')}, {key.get('cases')} cases {key.get('cases_sha256')}, executorch {v.get('executorch')}"
-
-
-def verdicts(path: Path, key: dict) -> list[dict]:
-    """The rows a journal with this key holds (the last one wins for a mutant written twice); none without one."""
-    if not path.exists():
-        return []
-    check_key(path, key)
-    rows: dict[str, dict] = {}
-    for line in path.read_text().splitlines()[1:]:
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            continue  # the line being written when the run was killed
-        rows[row["name"]] = row
-    return list(rows.values())

@@ -20,6 +20,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import time
@@ -198,14 +199,20 @@ def carried(previous: Path | None, descriptors: set[str], current: dict[tuple, s
     mutant of today's source is dropped."""
     if previous is None:
         return {}
-    rows = json.loads(previous.read_text())["mutants"]
+    rows = [row for row in json.loads(previous.read_text())["mutants"]
+            if row["status"] == "invalid" or (row["status"] == "killed" and row["killed_by"] in descriptors)]
+    return {name: dataclasses.replace(r, carried=True) for name, r in renamed(rows, current).items()}
+
+
+def renamed(rows: list[dict], current: dict[tuple, str] | None) -> dict[str, MutantResult]:
+    """Rows of an earlier run under today's names: with `current` (identity -> name) matched by what each
+    changes, a row that matches no mutant of today's source dropped; without it, by their own names."""
     out = {}
     for row in rows:
-        if row["status"] == "invalid" or (row["status"] == "killed" and row["killed_by"] in descriptors):
-            name = row["name"] if current is None else current.get(
-                identity(row["function"], row["line"], row["operator"], row["description"], row["diff"]))
-            if name:
-                out[name] = MutantResult(**{**row, "name": name, "carried": True})
+        name = row["name"] if current is None else current.get(
+            identity(row["function"], row["line"], row["operator"], row["description"], row["diff"]))
+        if name:
+            out[name] = MutantResult(**{**row, "name": name})
     return out
 
 
@@ -238,7 +245,7 @@ def mutate(tier: str = "smoke", targets: list[str] | None = None, jobs: int = 2,
     `filter` the tier's cases (a descriptor regex), `carry` an earlier report whose kills stand, `resume` the
     verdicts an interrupted run with the same key left in `out`'s journal; `on_mutant` sees each row as its
     verdict is reached, and the journal records it."""
-    from harness.mutate.journal import JOURNAL, Journal, run_key, verdicts
+    from harness.mutate.journal import JOURNAL, Journal, run_key
 
     targets = check_targets(list(targets or []))
     pattern = re.compile(function) if function else None
@@ -247,13 +254,9 @@ def mutate(tier: str = "smoke", targets: list[str] | None = None, jobs: int = 2,
     report = MutationReport(tier, targets, versions(), fraction=fraction, seed=seed)
     current = {identity(m.function, m.line, m.operator, m.description, m.diff): mutant_name(t, m.index)
                for t in targets for m in mutants_of(t)}
-    key = run_key(tier, [c.descriptor for c in configs], report.versions)
-    resumed = {}
-    for row in verdicts(out / JOURNAL, key) if resume else []:
-        name = current.get(identity(row["function"], row["line"], row["operator"], row["description"], row["diff"]))
-        if name:
-            resumed[name] = MutantResult(**{**row, "name": name})
-    journal = Journal(out / JOURNAL, key, resume)  # a journal of another run is refused before the trace
+    # A journal of another run is refused here, before the trace.
+    journal = Journal(out / JOURNAL, run_key(tier, [c.descriptor for c in configs], report.versions), resume)
+    resumed = renamed(journal.verdicts, current)
     reached = trace(configs, jobs, out / f"trace-{tier}.json")
 
     def seen(row: MutantResult) -> None:

@@ -51,7 +51,6 @@ byte-identical either way.
 from __future__ import annotations
 
 import collections.abc
-import contextlib
 import functools
 import gc
 import importlib
@@ -129,48 +128,42 @@ def release_graph_caches() -> None:
 
 
 # After this many cases or packs of a process, the heap that outlived them is frozen too.
-REFREEZE_AFTER = (1, 8, 64)  # tasks done (see `_task`)
+REFREEZE_AFTER = (1, 8, 64)  # tasks done (see `one_task`)
 _DEPTH = 0
 _TASKS_DONE = 0
 
 
 def one_task(fn):
-    """Decorates `run_case` and `run_pack`: each call runs in `_task()`."""
-
-    @functools.wraps(fn)
-    def run(*args, **kwargs):
-        with _task():
-            return fn(*args, **kwargs)
-
-    return run
-
-
-@contextlib.contextmanager
-def _task():
-    """Around each case or pack a process runs (nested ones, e.g. a pack's case re-run alone, count once).
+    """Decorates `run_case` and `run_pack`: the heap is frozen again before a process's 2nd, 9th and 65th task.
 
     `setup_process` freezes the import-time heap, but the first cases build
     more that lives as long as the process (dispatch and fake-tensor caches,
     the backend's registries, compiled code), and every full collection walked
     it again: 9-14% of a packed a8w8 case went to the collector, two thirds of
     it in full collections (measured: 0.035 -> 0.017 s a case in them with a
-    second freeze). So before a task starts, when nothing of the previous ones
-    is alive, the heap is collected and frozen again after the 1st, 8th and
-    64th task. Garbage is only ever collected, never changed: results are the
-    same either way; freezing a few times bounds what an object frozen alive
-    and later dropped in a cycle can keep (tests/test_process.py: RSS flat).
+    second freeze). Before a task starts nothing of the earlier ones is alive,
+    so the heap is collected and frozen there; a nested call (a pack's case
+    re-run alone) is part of its task and never a boundary. Collection never
+    changes results; freezing only a few times bounds what an object frozen
+    alive and later dropped in a cycle can keep (benchmarks/bench_workers.py:
+    0.07 MiB a case over 2,000 cases).
     """
-    global _DEPTH, _TASKS_DONE
-    if _DEPTH == 0 and _INSTALLED and _TASKS_DONE in REFREEZE_AFTER:
-        gc.collect()
-        gc.freeze()
-    _DEPTH += 1
-    try:
-        yield
-    finally:
-        _DEPTH -= 1
-        if _DEPTH == 0:
-            _TASKS_DONE += 1
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        global _DEPTH, _TASKS_DONE
+        if _DEPTH == 0 and _INSTALLED and _TASKS_DONE in REFREEZE_AFTER:
+            gc.collect()
+            gc.freeze()
+        _DEPTH += 1
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _DEPTH -= 1
+            if _DEPTH == 0:
+                _TASKS_DONE += 1
+
+    return run
 
 
 _SHAPE_ENVS: "weakref.WeakSet | None" = None  # every live ShapeEnv (with the speed-ups on)
