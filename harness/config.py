@@ -17,6 +17,7 @@ import math
 from dataclasses import dataclass
 from typing import Union
 
+from harness.case.composed import POOLS
 from harness.case.registry import CONTEXTS, context_error
 from harness.descriptor import ConfigError, format_descriptor, parse_fields
 from harness.policy.limits import BYTES_PER_ELEMENT, MAX_CASE_ELEMENTS
@@ -158,13 +159,23 @@ class ConvConfig:
 
     @property
     def pool_slice(self) -> bool:
-        """With dynamic spatial dims, the 3x3/2 pool after the conv leaves a row
-        over on some size, so SizeAdjustInputPass slices its symbolic input.
-        Only an odd pool input that stays odd escapes (sizes in steps of 2
-        after a stride-1 conv)."""
+        """With dynamic spatial dims, the pool after the conv needs SizeAdjustInputPass to slice or pad its
+        symbolic input: on some axis the rows its windows leave over, (n + 2p - k) % s for a pool input of
+        size n, either change with the run's size (its step is not a multiple of the pool's stride) or,
+        constant, exceed the pool's pad. A conv whose stride does not divide the size step has no steady
+        output step: counted as changing. A ceil_mode pool counts too: the partitioner's check
+        (get_slices_pooling) does not read ceil_mode, so it refuses such a pool on TOSA 1.0 although
+        SizeAdjustInputPass never slices one (is_valid_operator)."""
         if not self.dynamic_spatial or not CONTEXTS[self.context].pools:
             return False
-        return self.size_step % 2 != 0 or any(s != 1 for s in self.stride) or any(p % 2 == 0 for p in _output_size(self))
+        pool = POOLS[CONTEXTS[self.context].pool]
+        # An average pool with torch's defaults counts its pad: DecomposeAvgPool2dPass pads the input instead.
+        pad = 0 if pool.defaults else pool.padding
+        for n, s in zip(_output_size(self), self.stride):
+            step = self.size_step // s if self.size_step % s == 0 else 1
+            if step % pool.stride or (n + 2 * pad - pool.kernel) % pool.stride > pad:
+                return True
+        return False
 
     @property
     def depth_multiplier(self) -> int:

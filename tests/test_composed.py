@@ -114,6 +114,6 @@ def test_every_pool_knows_the_output_size_torch_gives():
     from harness.case.composed import POOLS
 
     for name, pool in POOLS.items():
-        for n in range(3, 20):
+        for n in range(pool.least, 20):
             y = pool(torch.zeros(1, 1, n, n + 1))
             assert tuple(y.shape[2:]) == (pool.size(n), pool.size(n + 1)), (name, n)

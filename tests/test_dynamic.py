@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from harness.config import parse_descriptor
+from harness.config import ConfigError, parse_descriptor
 from harness.case.dynamic import NARROW_SPAN, WIDE_SPAN, export_dims, run_configs
 from harness.results.case_result import Outcome
 from harness.tosa.shapes import ShapeError, is_dynamic, resolve_shapes
@@ -66,6 +66,36 @@ def test_tosa10_rejection_follows_what_needs_shape_operators():
     assert not rejected("conv2d_n2_ic8_oc8_i12x12_k2_cxmaxpool_dyspatial-even-tosa10")  # odd pool input: no slice
     assert rejected("conv2d_n2_ic8_oc8_i12x12_k3_p1_cxmaxpool_dyspatial-even-tosa10")  # even: the pool slices
     assert rejected("conv2d_n2_ic8_oc8_i12x12_k2_cxmaxpool_dyspatial-tosa10")  # any size: parity varies
+
+
+# Each pool's TOSA 1.0 outcome as measured on ExecuTorch 1.5.1 (harness run): True = left on the CPU.
+MEASURED_POOL_REFUSALS = {
+    "conv2d_n2_ic8_oc8_i12x12_k3_p1_cxmaxpool3p1_dyspatial-tosa10": True,  # leftover 0 or 1: a runtime pad
+    "conv2d_n2_ic8_oc8_i12x12_k3_p1_cxmaxpool3p1_dyspatial-even-tosa10": False,  # leftover 1, within pad 1
+    "conv2d_n2_ic8_oc8_i12x12_k3_s1x2_p1_cxmaxpool3p1_dyspatial-even-tosa10": True,  # W alone steps by 1
+    "conv2d_n2_ic8_oc8_i12x12_k3_p1_cxmaxpool2_dyspatial-even-tosa10": False,  # no stride given: the kernel's
+    "conv2d_n2_ic8_oc8_i12x12_k3_p1_cxmaxpool2_dyspatial-tosa10": True,
+    "conv2d_n2_ic8_oc8_i12x12_k3_p1_cxavgpool3s1p1_dyspatial-tosa10": False,  # stride 1: nothing left over
+    "conv2d_n2_ic8_oc8_i12x12_k3_p1_cxmaxpool5p2_dyspatial-tosa10": False,
+    "conv2d_n2_ic8_oc8_i12x12_k3_p1_cxmaxpool3s3p1_dyspatial-even-tosa10": True,  # stride 3 on a step of 2
+    "conv2d_n2_ic8_oc8_i12x12_k3_p1_cxavgpool5s3_dyspatial-even-tosa10": True,
+    "conv2d_n2_ic8_oc8_i12x12_k3_p1_cxmaxpool3ceil_dyspatial-even-tosa10": True,  # ceil_mode not read: refused
+    "conv2d_n2_ic8_oc8_i12x12_k2_cxavgpool2ceil_dyspatial-even-tosa10": True,
+}
+
+
+@pytest.mark.parametrize("descriptor", MEASURED_POOL_REFUSALS)
+def test_pool_refusal_on_tosa10_follows_the_pools_own_leftover(descriptor):
+    """The rule reads each pool's kernel, stride and pad (not the 3x3/2 it was written for)."""
+    from harness.cases.rejections import expected_rejection
+
+    assert (expected_rejection(parse_descriptor(descriptor)) is not None) == MEASURED_POOL_REFUSALS[descriptor]
+
+
+def test_a_ceil_mode_pool_on_a_size_of_either_parity_is_refused_in_one_line():
+    with pytest.raises(ConfigError, match="ceil_mode pool .*torch.export refuses it"):
+        parse_descriptor("conv2d_n2_ic8_oc8_i12x12_k3_p1_cxmaxpool3ceil_dyspatial-tosa10")
+    parse_descriptor("conv2d_n2_ic8_oc8_i12x12_k3_p1_cxmaxpool3ceil_dyspatial-even-tosa10")  # even sizes: fine
 
 
 @pytest.fixture(scope="module")

@@ -7,6 +7,13 @@ A composition names, in this order, at most one token of each slot:
     act    an activation              relu | relu6 | hardtanh | clamp (-1, 2) | sigmoid
     pool   a pooling (2D)             maxpool | avgpool (3x3/2) | maxpool3p1 (3x3/2, pad 1: ResNet's stem)
                                       | maxpool3ceil (3x3/2, ceil_mode: SqueezeNet) | avgpool2 (2x2/2: DenseNet)
+                                      | maxpool5p2 (5x5/1, pad 2: YOLOv5's SPPF)
+                                      | avgpool2ceil (2x2/2, ceil_mode, count_include_pad=False: ResNet-D)
+                                      | avgpool5s3 (5x5/3: Inception-v3's auxiliary head)
+                                      | maxpool3s3p1 (3x3/3, pad 1: a stride above 2 is the only way a
+                                        pool's leftover rows exceed its pad, so SizeAdjustInputPass slices)
+                                      | maxpool2 (2x2 called without a stride: VGG's) | avgpool3s1p1 (3x3/1,
+                                        pad 1, torch's defaults: Inception-v3's branch pool)
     merge  what the output meets      add (its own input, a residual) | addz (a second input)
                                       | cat (with a second input) | catx (with its own input) | mul (a second input)
     after  after the merge            relu
@@ -43,7 +50,8 @@ SLOTS: dict[str, tuple[str, ...]] = {
     "feed": ("view-in", "permute-in", "conv-in"),
     "norm": ("bn",),
     "act": ("relu", "relu6", "hardtanh", "clamp", "sigmoid"),
-    "pool": ("maxpool", "avgpool", "maxpool3p1", "maxpool3ceil", "avgpool2"),
+    "pool": ("maxpool", "avgpool", "maxpool3p1", "maxpool3ceil", "avgpool2", "maxpool5p2", "avgpool2ceil",
+             "avgpool5s3", "maxpool3s3p1", "maxpool2", "avgpool3s1p1"),
     "merge": ("add", "addz", "cat", "catx", "mul"),
     "after": ("relu",),
 }
@@ -120,17 +128,25 @@ class Pool:
     padding: int = 0
     ceil: bool = False
     defaults: bool = False  # an average pool called with torch's defaults (count_include_pad), as DenseNet does
+    stride_given: bool = True  # False: called without a stride, which then defaults to the kernel (VGG's pools)
 
     def __call__(self, y):
+        if not self.stride_given:
+            return (F.max_pool2d if self.max else F.avg_pool2d)(y, self.kernel)
         if self.max:
             return F.max_pool2d(y, self.kernel, self.stride, self.padding, ceil_mode=self.ceil)
         if self.defaults:
-            return F.avg_pool2d(y, self.kernel, self.stride)
+            return F.avg_pool2d(y, self.kernel, self.stride, self.padding)
         return F.avg_pool2d(y, self.kernel, self.stride, self.padding, ceil_mode=self.ceil, count_include_pad=False)
 
     def bound(self, y):
         """A max of the bounds over the same windows bounds a max and an average of the values."""
         return F.max_pool2d(y, self.kernel, self.stride, self.padding, ceil_mode=self.ceil)
+
+    @property
+    def least(self) -> int:
+        """The smallest input it takes: one whole window, and at least 3x3 as the contexts always asked."""
+        return max(3, self.kernel - 2 * self.padding)
 
     def size(self, n: int) -> int:
         """torch's output size (with ceil_mode, a window must start inside the input or its left pad)."""
@@ -140,7 +156,10 @@ class Pool:
 
 
 POOLS = {"maxpool": Pool(True, 3, 2), "avgpool": Pool(False, 3, 2), "maxpool3p1": Pool(True, 3, 2, 1),
-         "maxpool3ceil": Pool(True, 3, 2, 0, True), "avgpool2": Pool(False, 2, 2, defaults=True)}
+         "maxpool3ceil": Pool(True, 3, 2, 0, True), "avgpool2": Pool(False, 2, 2, defaults=True),
+         "maxpool5p2": Pool(True, 5, 1, 2), "avgpool2ceil": Pool(False, 2, 2, 0, True),
+         "avgpool5s3": Pool(False, 5, 3, defaults=True), "maxpool3s3p1": Pool(True, 3, 3, 1),
+         "maxpool2": Pool(True, 2, 2, stride_given=False), "avgpool3s1p1": Pool(False, 3, 1, 1, defaults=True)}
 
 
 def _activate(act: str | None, y):
@@ -199,8 +218,13 @@ class Composed(Context):
 
     # what the descriptor admits -------------------------------------------------------------------
     def check(self, c) -> str:
-        if self.pool and (c.rank != 2 or min(c.output_size()) < 3):
-            return "pooling follows a 2D conv with an output of at least 3x3"
+        if self.pool and (c.rank != 2 or min(c.output_size()) < POOLS[self.pool].least):
+            least = POOLS[self.pool].least
+            return f"pooling {self.pool} follows a 2D conv with an output of at least {least}x{least}"
+        if self.pool and POOLS[self.pool].ceil and c.dynamic_spatial and any(
+                (c.size_step // s if c.size_step % s == 0 else 1) % POOLS[self.pool].stride for s in c.stride):
+            return (f"a ceil_mode pool ({self.pool}) on a dynamic dim whose leftover rows change with its size: "
+                    "torch.export refuses it (its output size guards on the size's parity); use a spatial-even kind")
         if self.merge == "add":
             return same_shape(c)
         if self.merge == "catx" and c.output_size() != c.input_size:

@@ -78,7 +78,22 @@ SMOKE_DATASET_BASES = (
 )
 # The poolings of real networks beyond the named contexts' 3x3/2 (harness.case.composed.POOLS): padding,
 # ceil_mode and an avg_pool2d with torch's defaults are what SizeAdjustInputPass reads from a pool.
-SMOKE_POOLS = ("maxpool3p1", "maxpool3ceil", "avgpool2")
+SMOKE_POOLS = ("maxpool3p1", "maxpool3ceil", "avgpool2", "maxpool5p2", "avgpool5s3", "maxpool3s3p1")
+# What SizeAdjustInputPass and the partitioner read from a pool beyond those, each spelled as a (base, kind) pair
+# in a float and an INT scheme (kind "" = static). Static: an avg pool with ceil_mode (never sliced) on an odd input.
+# Dynamic, on TOSA 1.0: a pad whose leftover changes with the size (refused) or stays within it (lowers), on both
+# axes or on W alone; a pool called without a stride or padding (the edge op's args stop short); and on TOSA 1.1
+# ResNet's padded stem pool, which crashes (known issue dynamic-maxpool-symbolic-pad).
+SMOKE_POOL_CASES = (
+    ("conv2d_ic8_oc8_i12x12_k2_cxavgpool2ceil", ""),
+    ("conv2d_n2_ic8_oc8_i12x12_k3_p1_cxmaxpool3p1", "spatial-tosa10"),
+    ("conv2d_n2_ic8_oc8_i12x12_k3_p1_cxmaxpool3p1", "spatial-even-tosa10"),
+    ("conv2d_n2_ic8_oc8_i12x12_k3_s1x2_p1_cxmaxpool3p1", "spatial-even-tosa10"),
+    ("conv2d_n2_ic8_oc8_i12x12_k3_p1_cxmaxpool", "spatial-even-tosa10"),
+    ("conv2d_n2_ic8_oc8_i12x12_k3_p1_cxmaxpool2", "spatial-even-tosa10"),
+    ("conv2d_n2_ic8_oc8_i12x12_k3_p1_cxavgpool3s1p1", "spatial-even-tosa10"),
+    ("conv2d_n2_ic8_oc8_i12x12_k3_p1_cxmaxpool3p1", "spatial"),
+)
 
 # FP8: one base per TOSA conv op, with and without a bias (the inserted FP16 zero bias).
 SMOKE_FP8_BASES = (
@@ -157,6 +172,8 @@ def smoke() -> list[ConvConfig]:
     cases += [parse_descriptor(f"{b}_q{s}") for b in SMOKE_STRUCTURAL_BASES for s in SMOKE_STRUCTURAL_SCHEMES]
     cases += [parse_descriptor(d) for d in SMOKE_GROUPED]
     cases += [parse_descriptor(f"{b}_q{s}_cx{p}") for b in CONTEXT_BASES for p in SMOKE_POOLS
+              for s in SMOKE_STRUCTURAL_SCHEMES]
+    cases += [parse_descriptor(f"{b}_q{s}" + (f"_dy{k}" if k else "")) for b, k in SMOKE_POOL_CASES
               for s in SMOKE_STRUCTURAL_SCHEMES]
     return cases
 
