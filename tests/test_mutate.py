@@ -285,10 +285,10 @@ def test_an_interrupted_run_resumes_from_its_journal_and_refuses_another_runs(tm
     """Every verdict is journaled as it is reached: after a stop, --resume runs only the undecided mutants."""
     import harness.mutate.run as run
 
-    monkeypatch.setattr(run, "trace", lambda configs, jobs, cache: {})
+    monkeypatch.setattr(run, "trace", lambda configs, jobs, cache: ({}, {}))
     calls = []
 
-    def interrupted(mutants, configs, reached, jobs, pack, on_mutant):
+    def interrupted(mutants, configs, reached, jobs, pack, on_mutant, baseline=None):
         calls.append([run.mutant_name(t, m.index) for t, m in mutants])
         for t, m in mutants[:3]:
             on_mutant(run.MutantResult(run.mutant_name(t, m.index), m.function, m.line, m.operator, m.description,
@@ -303,7 +303,7 @@ def test_an_interrupted_run_resumes_from_its_journal_and_refuses_another_runs(tm
     first = calls[0]
     assert len(first) > 3 and len((tmp_path / "mutation.journal.jsonl").read_text().splitlines()) == 1 + 3
 
-    def rest(mutants, configs, reached, jobs, pack, on_mutant):
+    def rest(mutants, configs, reached, jobs, pack, on_mutant, baseline=None):
         calls.append([run.mutant_name(t, m.index) for t, m in mutants])
         return [run.MutantResult(run.mutant_name(t, m.index), m.function, m.line, m.operator, m.description,
                                  "survived", diff=m.diff) for t, m in mutants]
@@ -317,3 +317,35 @@ def test_an_interrupted_run_resumes_from_its_journal_and_refuses_another_runs(tm
         run.mutate(**{**args, "filter": "_g4_.*_qa8w8_"}, resume=True)
     report = run.mutate(**args)  # without --resume the journal starts afresh
     assert calls[-1] == first
+
+
+def test_a_survivor_that_changed_output_bits_is_counted_apart(monkeypatch):
+    """A green case whose output digest differs from the unmutated run's: the judge's tolerance hid the
+    fault. Counted per survivor, never for a case without a baseline digest or without an output."""
+    from harness.config import parse_descriptor
+    from harness.mutate import run
+    from harness.results.case_result import CaseResult, Outcome
+
+    cases = [parse_descriptor(d) for d in ("conv2d_ic4_oc4_i8x8_k3_qfp32", "conv2d_ic4_oc4_i8x9_k3_qfp32",
+                                           "conv2d_ic4_oc4_i9x9_k3_qfp32")]
+    a, b, c = (x.descriptor for x in cases)
+    digests = {"mutant:t:1": {a: "x", b: "B", c: ""}, "mutant:t:2": {a: "A", b: "B", c: "C"}}
+
+    def fake_parallel(configs, seed, target, jobs, on_result, tasks=(), skip=None, **kw):
+        for name, pack in tasks:
+            for case in pack:
+                on_result(CaseResult(case.descriptor, 0, Outcome.PASS, canary=name,
+                                     output_sha256=digests[name][case.descriptor]))
+
+    class M:
+        def __init__(self, index):
+            self.index, self.function, self.line, self.lines = index, "f", 1, (1, 1)
+            self.operator, self.description, self.diff = "const", "1 -> 2", ""
+
+    monkeypatch.setattr(run, "run_parallel", fake_parallel)
+    reached = {x.descriptor: {"t": {1}} for x in cases}
+    rows = {r.name: r for r in run.run_mutants([("t", M(1)), ("t", M(2))], cases, reached, 1, 2,
+                                                baseline={a: "A", b: "B"})}
+    assert (rows["mutant:t:1"].status, rows["mutant:t:1"].outputs_changed, rows["mutant:t:1"].changed_case) == \
+        ("survived", 1, a)
+    assert (rows["mutant:t:2"].status, rows["mutant:t:2"].outputs_changed) == ("survived", 0)  # c: no baseline

@@ -54,6 +54,8 @@ class MutantResult:
     reason: str = ""
     diff: str = ""
     carried: bool = False  # killed in an earlier report by a case this tier still has: not run again
+    outputs_changed: int = 0  # green cases whose output bits differ from the unmutated run's: the tolerance hid it
+    changed_case: str = ""  # the first of them
 
 
 @dataclass
@@ -84,27 +86,31 @@ def check_targets(targets: list[str]) -> list[str]:
 
 
 Trace = dict[str, dict[str, set[int]]]  # descriptor -> target -> lines run
+Outputs = dict[str, str]  # descriptor -> the unmutated output's sha256 ('' where the case ran no program)
 
 
-def trace(configs: list[ConvConfig], jobs: int, cache: Path) -> Trace:
-    """The lines of the targets each case runs; read from `cache` when it was made with these versions."""
+def trace(configs: list[ConvConfig], jobs: int, cache: Path) -> tuple[Trace, Outputs]:
+    """The lines of the targets each case runs, and each case's output digest without a mutant; read from
+    `cache` when it was made with these versions."""
     from harness.results.case_result import new_run_id
 
     key = {"versions": {k: v for k, v in versions().items() if k != "harness"}, "granularity": "lines",
-           "cases": [c.descriptor for c in configs]}
+           "cases": [c.descriptor for c in configs], "outputs": "sha256"}
     if cache.exists():
         saved = json.loads(cache.read_text())
         if saved.get("key") == key:
-            return {d: {t: set(lines) for t, lines in by.items()} for d, by in saved["trace"].items()}
+            return {d: {t: set(lines) for t, lines in by.items()} for d, by in saved["trace"].items()}, saved["outputs"]
     run_id = f"trace-{new_run_id()}"
-    run_parallel(configs, 0, "tosa", jobs, lambda r: None, case_fn="harness.mutate.trace:run_case", run_id=run_id)
+    outputs: Outputs = {}
+    run_parallel(configs, 0, "tosa", jobs, lambda r: outputs.__setitem__(r.descriptor, r.output_sha256),
+                 case_fn="harness.mutate.trace:run_case", run_id=run_id)
     from harness.mutate.trace import read_trace
 
     reached = read_trace(run_id)
     cache.parent.mkdir(parents=True, exist_ok=True)
     cache.write_text(json.dumps({"key": key, "trace": {d: {t: sorted(v) for t, v in by.items()}
-                                                        for d, by in reached.items()}}))
-    return reached
+                                                        for d, by in reached.items()}, "outputs": outputs}))
+    return reached, outputs
 
 
 def reaching(m: Mutant, target: str, configs: list[ConvConfig], reached: Trace) -> list[ConvConfig]:
@@ -132,9 +138,11 @@ def _rounds(plans: dict[str, list[ConvConfig]], pack: int) -> list[tuple[str, tu
 
 
 def run_mutants(mutants: list[tuple[str, Mutant]], configs: list[ConvConfig], reached: Trace, jobs: int,
-                pack: int, on_mutant=None) -> list[MutantResult]:
+                pack: int, on_mutant=None, baseline: Outputs | None = None) -> list[MutantResult]:
     """Every mutant's reaching cases on one set of workers (a task carries its mutant); a mutant's
-    remaining packs are dropped at its first case that is not green."""
+    remaining packs are dropped at its first case that is not green. A green case whose output bits
+    differ from `baseline`'s counts in the survivor's `outputs_changed`: a fault the tolerance hid."""
+    baseline = baseline or {}
     rows, remaining = {}, {}
     plans: dict[str, list[ConvConfig]] = {}
     for target, m in mutants:
@@ -162,6 +170,9 @@ def run_mutants(mutants: list[tuple[str, Mutant]], configs: list[ConvConfig], re
             return  # a pack already running when its mutant died
         row.cases_run += 1
         remaining[name] -= 1
+        if r.green and r.output_sha256 and baseline.get(r.descriptor, r.output_sha256) != r.output_sha256:
+            row.outputs_changed += 1
+            row.changed_case = row.changed_case or r.descriptor
         if not r.green:
             row.status, row.killed_by, row.outcome, row.reason = "killed", r.descriptor, r.outcome.value, r.reason[:300]
             if "MutantError" in r.reason:  # the mutant could not be loaded: it says nothing
@@ -257,7 +268,7 @@ def mutate(tier: str = "smoke", targets: list[str] | None = None, jobs: int = 2,
     # A journal of another run is refused here, before the trace.
     journal = Journal(out / JOURNAL, run_key(tier, [c.descriptor for c in configs], report.versions), resume)
     resumed = renamed(journal.verdicts, current)
-    reached = trace(configs, jobs, out / f"trace-{tier}.json")
+    reached, outputs = trace(configs, jobs, out / f"trace-{tier}.json")
 
     def seen(row: MutantResult) -> None:
         if row.name not in resumed:
@@ -273,7 +284,7 @@ def mutate(tier: str = "smoke", targets: list[str] | None = None, jobs: int = 2,
         if name in kept:
             seen(kept[name])
     rows = kept | {r.name: r for r in run_mutants([tm for name, tm in chosen.items() if name not in kept], configs,
-                                                  reached, jobs, pack, seen)}
+                                                  reached, jobs, pack, seen, outputs)}
     report.mutants = [rows[name] for name in chosen]
     mark_equivalents(report.mutants)
     report.wall_s = round(time.perf_counter() - start, 1)
@@ -300,12 +311,18 @@ def write(report: MutationReport, out: Path) -> None:
     n_carried = sum(1 for m in report.mutants if m.carried)
     carried_text = f" {n_carried} kills carried from an earlier report (their killing case is in this tier)." \
         if n_carried else ""
-    lines += ["", f"Wall time {report.wall_s:.0f} s.{sampled}{carried_text}", "", "## Survivors and unreached mutants",
-              ""]
+    survivors = [m for m in report.mutants if m.status == "survived"]
+    hidden = sum(1 for m in survivors if m.outputs_changed)
+    lines += ["", f"Wall time {report.wall_s:.0f} s.{sampled}{carried_text}", "",
+              f"Of {len(survivors)} survivors, {hidden} changed some output's bits within the tolerance (the judge "
+              f"hid them), {len(survivors) - hidden} left every output it produced bit-identical.", "",
+              "## Survivors and unreached mutants", ""]
     for m in report.mutants:
         if m.status in ("survived", "unreached"):
-            lines += [f"### {m.name} ({m.status}; {m.cases_run} cases) line {m.line}: {m.operator} {m.description}",
-                      "", "```diff", m.diff.rstrip(), "```", ""]
+            changed = f"; outputs changed within tolerance on {m.outputs_changed}, e.g. {m.changed_case}" \
+                if m.outputs_changed else ""
+            lines += [f"### {m.name} ({m.status}; {m.cases_run} cases{changed}) line {m.line}: {m.operator} "
+                      f"{m.description}", "", "```diff", m.diff.rstrip(), "```", ""]
     lines += ["## Equivalent (harness/policy/mutation_equivalents.toml)", ""]
     lines += [f"- {m.name} line {m.line} {m.operator} {m.description}: {m.reason}" for m in report.mutants
               if m.status == "equivalent" or (m.status == "killed" and "the listing is wrong" in m.reason)]
