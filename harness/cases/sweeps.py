@@ -54,6 +54,9 @@ SMOKE_STRUCTURAL_BASES = (
     "tconv2d_ic4_oc4_i5x5_k3x3_s1x2_p0x1_op0x1",  # W stride, padding and output padding
     "conv2d_n2_ic4_oc4_i8x8_k2x3_d2x1_p1x1_b0",  # H even kernel, dilated; batch 2 and the inserted zero bias
     "conv2d_n2_ic4_oc4_i8x8_k3x2_d1x2_p1x1_b0",  # W even kernel, dilated
+    "conv1d_ic4_oc4_i16_k3_d2_p2",  # conv1d dilated: the dilation goes to the lifted conv's W, not H
+    "conv1d_ic4_oc8_g4_i16_k3_p1",  # conv1d depthwise, multiplier 2: the HWCM weight's multiplier
+    "conv2d_ic4_oc8_g4_i12x10_k3x5_p1x2",  # depthwise, kernel H != W: the HWCM weight's reshape
 )
 SMOKE_STRUCTURAL_SCHEMES = ("fp32", "a8w8")
 # DecomposeGroupedConvPass's other two branches: a grouped transposed conv (sliced on its weight's input
