@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from harness.config import parse_descriptor
-from harness.judging.op_choice import expected_op, wrong_op
+from harness.judging.op_choice import expected_op, wrong_op, wrong_weight_type
 
 
 def _c(d: str):
@@ -47,3 +47,30 @@ def test_a_depthwise_conv_decomposed_per_channel_is_a_lowering_error():
                  canary=mutant_name("decompose_grouped_conv_pass", m.index))
     assert r.outcome.value == "lowering_error" and "calls for DEPTHWISE_CONV2D" in r.reason, r.reason
     assert run_case(parse_descriptor("conv2d_ic8_oc8_g8_i12x12_k3_p1_qa8w8"), 0, "tosa").green
+
+
+def test_weights_must_have_the_schemes_element_type():
+    c = parse_descriptor("conv2d_ic8_oc8_i12x12_k3_p1_qa8w4")
+    assert wrong_weight_type(c, ("INT4", "INT4"), "INT4") == ""
+    assert wrong_weight_type(c, (), "INT4") == ""  # nothing delegated: the outcome says so already
+    assert wrong_weight_type(c, ("INT4", "INT8"), "INT4") == \
+        "the conv weights are INT4 x1, INT8 x1; scheme a8w4 calls for INT4 weights"
+
+
+@pytest.mark.lowering
+def test_int4_weights_stored_as_int8_are_a_lowering_error_alone_and_packed():
+    """RewriteConvPass mutant: the rewritten weight loses the source's special dtype (INT4). The values fit
+    int8, so the reference model's numbers are bit-identical and the mutant survived every smoke case; the
+    weight check sees the INT8 tensor, alone and in a pack."""
+    from harness.mutate.catalog import mutant_name, mutants_of
+    from harness.run.execute import run_case
+    from harness.run.packed import run_pack
+
+    (m,) = [m for m in mutants_of("rewrite_conv_pass") if m.function.endswith("_rewrite_weight")
+            and m.operator == "drop-stmt" and "special_dtype" in m.diff and "rewritten_weight_node.meta" in m.diff]
+    canary = mutant_name("rewrite_conv_pass", m.index)
+    cases = [parse_descriptor(d) for d in ("conv2d_ic8_oc16_i16x16_k3_p1_qa8w4", "conv1d_ic4_oc8_i20_k3_s2_p1_qa8w4")]
+    r = run_case(cases[0], 0, "tosa", canary=canary)
+    assert r.outcome.value == "lowering_error" and "calls for INT4 weights" in r.reason, r.reason
+    assert all("calls for INT4 weights" in r.reason for r in run_pack(cases, 0, "tosa", canary=canary))
+    assert all(r.green for r in run_pack(cases, 0, "tosa"))

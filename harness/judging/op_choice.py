@@ -42,3 +42,17 @@ def wrong_op(c: ConvConfig, conv_ops: list[str] | tuple[str, ...]) -> str:
     if DEPTHWISE in conv_ops and not c.is_depthwise:
         return f"the conv lowered to {got}; a DEPTHWISE_CONV2D where the conv is not depthwise"
     return ""
+
+
+def wrong_weight_type(c: ConvConfig, weight_types: list[str] | tuple[str, ...], expected: str) -> str:
+    """'' if every conv's weight tensor has the scheme's element type `expected` (a context's own convs are
+    quantized alike); else one line naming what came out. int4 weights stored as int8 give the very same
+    numbers, so no numeric judge sees them, yet they double the weights' memory on an NPU and drop the
+    +int4 extension the scheme asked for."""
+    if not expected or not weight_types:
+        return ""
+    other = sorted(set(weight_types) - {expected})
+    if not other:
+        return ""
+    got = ", ".join(f"{t} x{weight_types.count(t)}" for t in sorted(set(weight_types)))
+    return f"the conv weights are {got}; scheme {c.scheme} calls for {expected} weights"

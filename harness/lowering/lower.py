@@ -59,6 +59,10 @@ class Artifact:
     def conv_acc_types(self) -> tuple[str, ...]:
         return tuple(a for s in self.summaries for a in s.conv_acc_types)
 
+    @property
+    def conv_weight_types(self) -> tuple[str, ...]:
+        return tuple(w for s in self.summaries for w in s.conv_weight_types)
+
 
 def _key(delegate) -> str:
     return delegate_key(bytes(delegate.processed_bytes))

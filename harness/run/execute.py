@@ -19,7 +19,8 @@ import torch
 
 from harness.cases.canaries import injected
 from harness.config import ConvConfig
-from harness.judging.op_choice import wrong_op
+from harness.judging.op_choice import wrong_op, wrong_weight_type
+from harness.policy.schemes import SCHEMES
 from harness.policy.targets import DEFAULT_TARGET, get_target
 from harness.results.case_result import CaseResult, Outcome, versions
 from harness.run import stages
@@ -47,8 +48,12 @@ def lowered_observation(artifact, metrics: dict, keep: dict, config: ConvConfig)
     metrics.update(artifact.facts)
     if artifact.delegated:
         wrong = wrong_op(config, artifact.conv_ops)
+        if wrong:
+            return Observation(Outcome.LOWERING_ERROR, wrong, metrics=metrics, stage="lower", error=wrong,
+                               error_type="WrongConvOperator")
+        wrong = wrong_weight_type(config, artifact.conv_weight_types, SCHEMES[config.scheme].weight_type)
         return Observation(Outcome.LOWERING_ERROR, wrong, metrics=metrics, stage="lower", error=wrong,
-                           error_type="WrongConvOperator") if wrong else None
+                           error_type="WrongWeightType") if wrong else None
     vela_cpu = artifact.facts.get("vela", {}).get("cpu_ops")
     where = (", ".join(artifact.cpu_ops) if artifact.cpu_ops else f"Vela placed {vela_cpu} operator(s) on the CPU"
              if vela_cpu else "nothing was delegated")

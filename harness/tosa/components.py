@@ -23,6 +23,7 @@ class SplitError(ValueError):
 class Part:
     ops: tuple[str, ...]  # non-constant operators, in graph order
     conv_acc_types: tuple[str, ...]
+    conv_weight_types: tuple[str, ...] = ()
 
 
 def _find(parent: dict, x):
@@ -67,15 +68,18 @@ def split_by_owner(buffer: bytes, owner_of_input: dict[str, int]) -> dict[int, P
         root = _find(parent, ("in", tensor))
         if owners.setdefault(root, owner_of_input[tensor]) != owner_of_input[tensor]:
             raise SplitError(f"cases {owners[root]} and {owner_of_input[tensor]} share a subgraph")
-    collected: dict[int, tuple[list[str], list[str]]] = {}
+    types = {block.Tensors(t).Name().decode(): dtype_names.get(block.Tensors(t).Type(), "UNKNOWN")
+             for t in range(block.TensorsLength())}
+    collected: dict[int, tuple[list[str], list[str], list[str]]] = {}
     for o, (op, name) in enumerate(zip(ops, names)):
         if name in _CONSTANT_OPS:
             continue
         root = _find(parent, o)
         if root not in owners:
             raise SplitError(f"operator {o} ({name}) is fed by no graph input")
-        part = collected.setdefault(owners[root], ([], []))
+        part = collected.setdefault(owners[root], ([], [], []))
         part[0].append(name)
         if name in CONV_ATTRIBUTES:
             part[1].append(_acc_type(op, name, dtype_names))
-    return {owner: Part(tuple(o), tuple(a)) for owner, (o, a) in collected.items()}
+            part[2].append(types.get(op.Inputs(1).decode(), "UNKNOWN"))
+    return {owner: Part(tuple(o), tuple(a), tuple(w)) for owner, (o, a, w) in collected.items()}

@@ -35,6 +35,7 @@ class TosaSummary:
     outputs: tuple[TensorInfo, ...]
     regions: tuple[str, ...] = field(default=())
     conv_acc_types: tuple[str, ...] = field(default=())  # declared accumulator of each conv op
+    conv_weight_types: tuple[str, ...] = field(default=())  # the element type of each conv op's weight tensor
 
     @property
     def conv_ops(self) -> tuple[str, ...]:
@@ -72,6 +73,7 @@ def read_tosa(buffer: bytes) -> TosaSummary:
     version = f"{v._Major()}.{v._Minor()}.{v._Patch()}"
     ops: list[str] = []
     acc_types: list[str] = []
+    weight_types: list[str] = []
     regions: list[str] = []
     inputs: tuple[TensorInfo, ...] = ()
     outputs: tuple[TensorInfo, ...] = ()
@@ -80,6 +82,8 @@ def read_tosa(buffer: bytes) -> TosaSummary:
         regions.append(region.Name().decode())
         for b in range(region.BlocksLength()):
             block = region.Blocks(b)
+            types = {block.Tensors(t).Name().decode(): dtype_names.get(block.Tensors(t).Type(), "UNKNOWN")
+                     for t in range(block.TensorsLength())}
             for o in range(block.OperatorsLength()):
                 op = block.Operators(o)
                 name = op_names.get(op.Op(), "UNKNOWN")
@@ -87,6 +91,7 @@ def read_tosa(buffer: bytes) -> TosaSummary:
                     ops.append(name)
                 if name in CONV_ATTRIBUTES:
                     acc_types.append(_acc_type(op, name, dtype_names))
+                    weight_types.append(types.get(op.Inputs(1).decode(), "UNKNOWN"))
             if r == 0 and b == 0:
                 tensors = {}
                 for t in range(block.TensorsLength()):
@@ -97,4 +102,4 @@ def read_tosa(buffer: bytes) -> TosaSummary:
                     )
                 inputs = tuple(tensors[block.Inputs(i).decode()] for i in range(block.InputsLength()))
                 outputs = tuple(tensors[block.Outputs(i).decode()] for i in range(block.OutputsLength()))
-    return TosaSummary(version, tuple(ops), inputs, outputs, tuple(regions), tuple(acc_types))
+    return TosaSummary(version, tuple(ops), inputs, outputs, tuple(regions), tuple(acc_types), tuple(weight_types))
