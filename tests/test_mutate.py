@@ -349,3 +349,27 @@ def test_a_survivor_that_changed_output_bits_is_counted_apart(monkeypatch):
     assert (rows["mutant:t:1"].status, rows["mutant:t:1"].outputs_changed, rows["mutant:t:1"].changed_case) == \
         ("survived", 1, a)
     assert (rows["mutant:t:2"].status, rows["mutant:t:2"].outputs_changed) == ("survived", 0)  # c: no baseline
+
+
+def test_a_case_that_fails_without_a_mutant_judges_no_mutant(tmp_path, monkeypatch):
+    """Else it would 'kill' every mutant it reaches (a stale expectation did, before this rule)."""
+    import harness.mutate.run as run
+
+    seen = {}
+
+    def fake_trace(configs, jobs, cache):
+        broken = configs[0].descriptor
+        return {c.descriptor: {} for c in configs}, {c.descriptor: (None if c.descriptor == broken else "d")
+                                                       for c in configs}
+
+    def fake_run(mutants, configs, reached, jobs, pack, on_mutant, baseline=None):
+        seen["cases"] = [c.descriptor for c in configs]
+        return [run.MutantResult(run.mutant_name(t, m.index), m.function, m.line, m.operator, m.description,
+                                 "survived", diff=m.diff) for t, m in mutants]
+
+    monkeypatch.setattr(run, "trace", fake_trace)
+    monkeypatch.setattr(run, "run_mutants", fake_run)
+    report = run.mutate(tier="smoke", targets=["decompose_grouped_conv_pass"], function="_slice_inputs",
+                        out=tmp_path, filter="_g4_.*_qfp32_")
+    assert len(report.not_green) == 1 and report.not_green[0] not in seen["cases"] and seen["cases"]
+    assert "1 cases were not green without a mutant" in (tmp_path / "mutation.md").read_text()

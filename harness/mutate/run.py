@@ -67,6 +67,7 @@ class MutationReport:
     mutants: list[MutantResult] = field(default_factory=list)
     fraction: float = 1.0  # a seeded uniform sample of each target's mutants
     seed: int = 0
+    not_green: list[str] = field(default_factory=list)  # cases not green without a mutant: they judge none
 
     def counts(self, target: str | None = None) -> dict[str, int]:
         rows = [m for m in self.mutants if target is None or m.name.split(":")[1] == target]
@@ -86,7 +87,8 @@ def check_targets(targets: list[str]) -> list[str]:
 
 
 Trace = dict[str, dict[str, set[int]]]  # descriptor -> target -> lines run
-Outputs = dict[str, str]  # descriptor -> the unmutated output's sha256 ('' where the case ran no program)
+Outputs = dict[str, str | None]  # descriptor -> the unmutated output's sha256 ('' if it ran no program, None if
+# the case was not green without a mutant)
 
 
 def trace(configs: list[ConvConfig], jobs: int, cache: Path) -> tuple[Trace, Outputs]:
@@ -102,12 +104,17 @@ def trace(configs: list[ConvConfig], jobs: int, cache: Path) -> tuple[Trace, Out
             return {d: {t: set(lines) for t, lines in by.items()} for d, by in saved["trace"].items()}, saved["outputs"]
     run_id = f"trace-{new_run_id()}"
     outputs: Outputs = {}
-    run_parallel(configs, 0, "tosa", jobs, lambda r: outputs.__setitem__(r.descriptor, r.output_sha256),
-                 case_fn="harness.mutate.trace:run_case", run_id=run_id)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    with open(cache.with_suffix(".results.jsonl"), "w") as results:  # the unmutated run's verdicts, kept too
+
+        def seen(r: CaseResult) -> None:
+            outputs[r.descriptor] = r.output_sha256 if r.green else None
+            results.write(r.to_json() + "\n")
+
+        run_parallel(configs, 0, "tosa", jobs, seen, case_fn="harness.mutate.trace:run_case", run_id=run_id)
     from harness.mutate.trace import read_trace
 
     reached = read_trace(run_id)
-    cache.parent.mkdir(parents=True, exist_ok=True)
     cache.write_text(json.dumps({"key": key, "trace": {d: {t: sorted(v) for t, v in by.items()}
                                                         for d, by in reached.items()}, "outputs": outputs}))
     return reached, outputs
@@ -269,6 +276,9 @@ def mutate(tier: str = "smoke", targets: list[str] | None = None, jobs: int = 2,
     journal = Journal(out / JOURNAL, run_key(tier, [c.descriptor for c in configs], report.versions), resume)
     resumed = renamed(journal.verdicts, current)
     reached, outputs = trace(configs, jobs, out / f"trace-{tier}.json")
+    # A case that fails without a mutant would "kill" every mutant it reaches: it judges none.
+    report.not_green = [c.descriptor for c in configs if outputs.get(c.descriptor, "") is None]
+    configs = [c for c in configs if outputs.get(c.descriptor, "") is not None]
 
     def seen(row: MutantResult) -> None:
         if row.name not in resumed:
@@ -313,7 +323,9 @@ def write(report: MutationReport, out: Path) -> None:
         if n_carried else ""
     survivors = [m for m in report.mutants if m.status == "survived"]
     hidden = sum(1 for m in survivors if m.outputs_changed)
-    lines += ["", f"Wall time {report.wall_s:.0f} s.{sampled}{carried_text}", "",
+    broken = f" {len(report.not_green)} cases were not green without a mutant and judged none: " \
+        f"{', '.join(report.not_green[:5])}{' ...' if len(report.not_green) > 5 else ''}." if report.not_green else ""
+    lines += ["", f"Wall time {report.wall_s:.0f} s.{sampled}{carried_text}{broken}", "",
               f"Of {len(survivors)} survivors, {hidden} changed some output's bits within the tolerance (the judge "
               f"hid them), {len(survivors) - hidden} left every output it produced bit-identical.", "",
               "## Survivors and unreached mutants", ""]
