@@ -102,6 +102,9 @@ SMOKE_POOL_CASES = (
     ("conv2d_n2_ic8_oc8_i12x12_k3_p1_cxavgpool3s1p1", "spatial-even-tosa10"),
     ("conv2d_n2_ic8_oc8_i12x12_k3_p1_cxmaxpool3p1", "spatial"),
 )
+# A conv's runtime slice summed over two leftover thresholds (stride 3, no pad: SizeAdjustInputPass adds one
+# floor-div term per leftover that exceeds the pad; smoke's stride-2 and padded stride-3 convs have one term).
+SMOKE_SLICE_CASES = (("conv2d_n2_ic4_oc8_i12x12_k3_s3", "spatial"),)
 
 # FP8: one base per TOSA conv op, with and without a bias (the inserted FP16 zero bias).
 SMOKE_FP8_BASES = (
@@ -181,7 +184,7 @@ def smoke() -> list[ConvConfig]:
     cases += [parse_descriptor(d) for d in SMOKE_GROUPED + SMOKE_A16W8_CONTEXTS]
     cases += [parse_descriptor(f"{b}_q{s}_cx{p}") for b in CONTEXT_BASES for p in SMOKE_POOLS
               for s in SMOKE_STRUCTURAL_SCHEMES]
-    cases += [parse_descriptor(f"{b}_q{s}" + (f"_dy{k}" if k else "")) for b, k in SMOKE_POOL_CASES
+    cases += [parse_descriptor(f"{b}_q{s}" + (f"_dy{k}" if k else "")) for b, k in SMOKE_POOL_CASES + SMOKE_SLICE_CASES
               for s in SMOKE_STRUCTURAL_SCHEMES]
     return cases
 
