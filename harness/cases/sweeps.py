@@ -105,12 +105,13 @@ SMOKE_POOL_CASES = (
 # SizeAdjustInputPass's symbolic slice: summed over two leftover thresholds (stride 3, no pad: one floor-div term
 # per leftover that exceeds the pad; smoke's stride-2 and padded stride-3 convs have one term).
 # With wide ranges the leftover's values are not enumerated (None): the range-bound branches (a conv3d, a pool).
-# A single symbolic leftover above the pad: a fixed slice of 1 off an even size.
+# A single symbolic leftover above the pad: a fixed slice of 1 off an even size; and one within it (none).
 SMOKE_SLICE_CASES = (
     ("conv2d_n2_ic4_oc8_i12x12_k3_s3", "spatial"),
     ("conv3d_n2_ic2_oc4_i6x7x8_k3_s2_p1", "spatial-wide"),
     ("conv2d_n2_ic8_oc8_i12x12_k3_p1_cxmaxpool", "spatial-wide"),
     ("conv2d_n2_ic4_oc8_i16x16_k3_s2", "spatial-even"),
+    ("conv2d_n2_ic4_oc8_i16x16_k2_s2", "spatial-even-tosa10"),  # one symbolic leftover, 0, within the pad: no slice
 )
 
 # FP8: one base per TOSA conv op, with and without a bias (the inserted FP16 zero bias).
