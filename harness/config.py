@@ -158,12 +158,17 @@ class ConvConfig:
         return any(s > 1 and not self.size_step % s and r > p for s, (r, p) in zip(self.stride, self.remainders()))
 
     @property
+    def output_steps(self) -> tuple[int, ...]:
+        """Per spatial axis, the step between the sizes the conv's output takes over a dynamic run: the size
+        step over the stride, or 1 where the stride does not divide it (no steady step: counted as 1)."""
+        return tuple(self.size_step // s if self.size_step % s == 0 else 1 for s in self.stride)
+
+    @property
     def pool_slice(self) -> bool:
         """With dynamic spatial dims, the pool after the conv needs SizeAdjustInputPass to slice or pad its
         symbolic input: on some axis the rows its windows leave over, (n + 2p - k) % s for a pool input of
-        size n, either change with the run's size (its step is not a multiple of the pool's stride) or,
-        constant, exceed the pool's pad. A conv whose stride does not divide the size step has no steady
-        output step: counted as changing. A ceil_mode pool counts too: the partitioner's check
+        size n, either change with the run's size (the conv's `output_steps` are not a multiple of the pool's
+        stride) or, constant, exceed the pool's pad. A ceil_mode pool counts too: the partitioner's check
         (get_slices_pooling) does not read ceil_mode, so it refuses such a pool on TOSA 1.0 although
         SizeAdjustInputPass never slices one (is_valid_operator)."""
         if not self.dynamic_spatial or not CONTEXTS[self.context].pools:
@@ -171,8 +176,7 @@ class ConvConfig:
         pool = POOLS[CONTEXTS[self.context].pool]
         # An average pool with torch's defaults counts its pad: DecomposeAvgPool2dPass pads the input instead.
         pad = 0 if pool.defaults else pool.padding
-        for n, s in zip(_output_size(self), self.stride):
-            step = self.size_step // s if self.size_step % s == 0 else 1
+        for n, step in zip(_output_size(self), self.output_steps):
             if step % pool.stride or (n + 2 * pad - pool.kernel) % pool.stride > pad:
                 return True
         return False

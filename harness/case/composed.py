@@ -222,7 +222,7 @@ class Composed(Context):
             least = POOLS[self.pool].least
             return f"pooling {self.pool} follows a 2D conv with an output of at least {least}x{least}"
         if self.pool and POOLS[self.pool].ceil and c.dynamic_spatial and any(
-                (c.size_step // s if c.size_step % s == 0 else 1) % POOLS[self.pool].stride for s in c.stride):
+                step % POOLS[self.pool].stride for step in c.output_steps):
             return (f"a ceil_mode pool ({self.pool}) on a dynamic dim whose leftover rows change with its size: "
                     "torch.export refuses it (its output size guards on the size's parity); use a spatial-even kind")
         if self.merge == "add":

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.tosa.graph import CONV_ATTRIBUTES, _CONSTANT_OPS, _acc_type, _enum_names
+from harness.tosa.graph import CONV_ATTRIBUTES, _CONSTANT_OPS, _acc_type, _enum_names, _tensors, _weight_type
 
 
 class SplitError(ValueError):
@@ -68,8 +68,7 @@ def split_by_owner(buffer: bytes, owner_of_input: dict[str, int]) -> dict[int, P
         root = _find(parent, ("in", tensor))
         if owners.setdefault(root, owner_of_input[tensor]) != owner_of_input[tensor]:
             raise SplitError(f"cases {owners[root]} and {owner_of_input[tensor]} share a subgraph")
-    types = {block.Tensors(t).Name().decode(): dtype_names.get(block.Tensors(t).Type(), "UNKNOWN")
-             for t in range(block.TensorsLength())}
+    tensors = _tensors(block, dtype_names)
     collected: dict[int, tuple[list[str], list[str], list[str]]] = {}
     for o, (op, name) in enumerate(zip(ops, names)):
         if name in _CONSTANT_OPS:
@@ -81,5 +80,5 @@ def split_by_owner(buffer: bytes, owner_of_input: dict[str, int]) -> dict[int, P
         part[0].append(name)
         if name in CONV_ATTRIBUTES:
             part[1].append(_acc_type(op, name, dtype_names))
-            part[2].append(types.get(op.Inputs(1).decode(), "UNKNOWN"))
+            part[2].append(_weight_type(op, tensors))
     return {owner: Part(tuple(o), tuple(a), tuple(w)) for owner, (o, a, w) in collected.items()}

@@ -55,6 +55,23 @@ def _acc_type(op, name: str, dtype_names: dict[int, str]) -> str:
     return dtype_names.get(attribute(op, CONV_ATTRIBUTES[name]).AccType(), "UNKNOWN")
 
 
+def _tensors(block, dtype_names: dict[int, str]) -> dict[str, TensorInfo]:
+    """A block's tensors by name: what its operators' inputs and outputs name."""
+    out = {}
+    for t in range(block.TensorsLength()):
+        tensor = block.Tensors(t)
+        shape = tuple(int(s) for s in tensor.ShapeAsNumpy()) if tensor.ShapeLength() else ()
+        name = tensor.Name().decode()
+        out[name] = TensorInfo(name, shape, dtype_names.get(tensor.Type(), "UNKNOWN"))
+    return out
+
+
+def _weight_type(op, tensors: dict[str, TensorInfo]) -> str:
+    """The element type of a conv op's weight (its second input)."""
+    weight = tensors.get(op.Inputs(1).decode())
+    return weight.dtype if weight else "UNKNOWN"
+
+
 @lru_cache(maxsize=None)
 def _enum_names(module: str) -> dict[int, str]:
     mod = __import__(f"tosa.{module}", fromlist=[module])
@@ -82,8 +99,7 @@ def read_tosa(buffer: bytes) -> TosaSummary:
         regions.append(region.Name().decode())
         for b in range(region.BlocksLength()):
             block = region.Blocks(b)
-            types = {block.Tensors(t).Name().decode(): dtype_names.get(block.Tensors(t).Type(), "UNKNOWN")
-                     for t in range(block.TensorsLength())}
+            tensors = _tensors(block, dtype_names)
             for o in range(block.OperatorsLength()):
                 op = block.Operators(o)
                 name = op_names.get(op.Op(), "UNKNOWN")
@@ -91,15 +107,8 @@ def read_tosa(buffer: bytes) -> TosaSummary:
                     ops.append(name)
                 if name in CONV_ATTRIBUTES:
                     acc_types.append(_acc_type(op, name, dtype_names))
-                    weight_types.append(types.get(op.Inputs(1).decode(), "UNKNOWN"))
+                    weight_types.append(_weight_type(op, tensors))
             if r == 0 and b == 0:
-                tensors = {}
-                for t in range(block.TensorsLength()):
-                    tensor = block.Tensors(t)
-                    shape = tuple(int(s) for s in tensor.ShapeAsNumpy()) if tensor.ShapeLength() else ()
-                    tensors[tensor.Name().decode()] = TensorInfo(
-                        tensor.Name().decode(), shape, dtype_names.get(tensor.Type(), "UNKNOWN")
-                    )
                 inputs = tuple(tensors[block.Inputs(i).decode()] for i in range(block.InputsLength()))
                 outputs = tuple(tensors[block.Outputs(i).decode()] for i in range(block.OutputsLength()))
     return TosaSummary(version, tuple(ops), inputs, outputs, tuple(regions), tuple(acc_types), tuple(weight_types))
