@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from harness.config import parse_descriptor
-from harness.judging.op_choice import expected_op, wrong_op, wrong_weight_type
+from harness.judging.op_choice import expected_op, narrowed_accumulator, wrong_op, wrong_weight_type
 
 
 def _c(d: str):
@@ -73,4 +73,38 @@ def test_int4_weights_stored_as_int8_are_a_lowering_error_alone_and_packed():
     r = run_case(cases[0], 0, "tosa", canary=canary)
     assert r.outcome.value == "lowering_error" and "calls for INT4 weights" in r.reason, r.reason
     assert all("calls for INT4 weights" in r.reason for r in run_pack(cases, 0, "tosa", canary=canary))
+    assert all(r.green for r in run_pack(cases, 0, "tosa"))
+
+
+def test_an_accumulator_narrowed_before_an_int32_consumer_is_named_except_a_conv1ds():
+    conv2d = parse_descriptor("conv2d_ic8_oc8_i12x12_k3_p1_qa16w8_cxadd")
+    conv1d = parse_descriptor("conv1d_ic8_oc8_i12_k3_p1_qa16w8_cxadd")
+    assert narrowed_accumulator(conv2d, 0) == ""
+    assert narrowed_accumulator(conv2d, 1).startswith("1 conv accumulator(s) narrowed to INT16")
+    assert narrowed_accumulator(conv1d, 1) == ""  # RewriteConvPass's documented design (see NARROWING_RANKS)
+
+
+@pytest.mark.lowering
+def test_an_a16w8_accumulator_read_through_int16_is_a_lowering_error_alone_and_packed():
+    """RewriteConvPass mutants that drop its fork of an a16w8 conv's INT48 accumulator to an INT32 consumer
+    (a direct one, or one behind a permute) round the accumulator to INT16 first: on offset data 1 LSB moves,
+    within the tolerance the fake-quantized model's own rounding needs, so the numbers never caught them.
+    The graph check does, alone and in a pack; the unmutated lowering reads the accumulator once."""
+    from harness.mutate.catalog import mutant_name, mutants_of
+    from harness.run.execute import run_case
+    from harness.run.packed import run_pack
+
+    def mutant(function: str, operator: str, text: str) -> str:
+        (m,) = [m for m in mutants_of("rewrite_conv_pass") if m.function.endswith(function)
+                and m.operator == operator and text in m.diff]
+        return mutant_name("rewrite_conv_pass", m.index)
+
+    direct = mutant("_is_direct_int32_rescale", "compare", "node.op != 'call_function'")
+    behind_permute = mutant("_get_permute_int32_rescale_users", "drop-stmt", "result[user] = int32_users")
+    add = "conv2d_ic8_oc8_i12x12_k3_p1_qa16w8_dsoffset_cxadd"
+    cases = [parse_descriptor(d) for d in (add, "conv2d_ic8_oc8_i12x12_k3_p1_qa16w8_dsoffset_cxpermute-add")]
+    for canary, case in ((direct, cases[0]), (behind_permute, cases[1])):
+        r = run_case(case, 0, "tosa", canary=canary)
+        assert r.outcome.value == "lowering_error" and "narrowed to INT16" in r.reason, (canary, r.reason)
+    assert all("narrowed to INT16" in r.reason for r in run_pack(cases, 0, "tosa", canary=direct)[:1])
     assert all(r.green for r in run_pack(cases, 0, "tosa"))

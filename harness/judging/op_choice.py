@@ -56,3 +56,20 @@ def wrong_weight_type(c: ConvConfig, weight_types: list[str] | tuple[str, ...], 
         return ""
     got = ", ".join(f"{t} x{weight_types.count(t)}" for t in sorted(set(weight_types)))
     return f"the conv weights are {got}; scheme {c.scheme} calls for {expected} weights"
+
+
+# RewriteConvPass narrows a conv1d's accumulator before its INT32 consumers by design: the lifted conv's
+# rank-changing view sits between, and a widened fork would give Vela a second full transpose of the output.
+NARROWING_RANKS = (1,)
+
+
+def narrowed_accumulator(c: ConvConfig, narrowed: int) -> str:
+    """'' unless an INT32 consumer reads a conv's INT48 accumulator through an INT16 rescale (an a16w8 conv
+    followed by an add, say). RewriteConvPass forks the accumulator to such consumers with one rescale; read
+    through INT16 instead, it is rounded twice and clamped to the INT16 range, and the numbers move by an LSB
+    at most on calibrated data, which the judge's tolerance must allow for the fake-quantized model's own
+    rounding. So the graph is checked: one line naming how many conv ops it narrows."""
+    if not narrowed or c.rank in NARROWING_RANKS:
+        return ""
+    return (f"{narrowed} conv accumulator(s) narrowed to INT16 and widened to INT32 again before their INT32 "
+            "consumer; an a16w8 conv's INT32 consumers read the INT48 accumulator through one RESCALE")

@@ -63,6 +63,10 @@ class Artifact:
     def conv_weight_types(self) -> tuple[str, ...]:
         return tuple(w for s in self.summaries for w in s.conv_weight_types)
 
+    @property
+    def narrowed_accumulators(self) -> int:
+        return sum(s.narrowed_accumulators for s in self.summaries)
+
 
 def _key(delegate) -> str:
     return delegate_key(bytes(delegate.processed_bytes))

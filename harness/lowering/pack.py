@@ -158,7 +158,7 @@ def split_artifact(artifact: Artifact, packed: PackedProgram) -> list[Artifact]:
             raise PackError(str(e)) from e
         for owner, part in split.items():
             parts[owner].append(TosaSummary(whole.version, part.ops, (), (), whole.regions, part.conv_acc_types,
-                                            part.conv_weight_types))
+                                            part.conv_weight_types, part.narrowed_accumulators))
     if any(not p for p in parts):
         raise PackError(f"case {next(i for i, p in enumerate(parts) if not p)} has no operator in any delegate")
     return [dataclasses.replace(artifact, summaries=tuple(p)) for p in parts]

@@ -19,7 +19,7 @@ import torch
 
 from harness.cases.canaries import injected
 from harness.config import ConvConfig
-from harness.judging.op_choice import wrong_op, wrong_weight_type
+from harness.judging.op_choice import narrowed_accumulator, wrong_op, wrong_weight_type
 from harness.policy.schemes import SCHEMES
 from harness.policy.targets import DEFAULT_TARGET, get_target
 from harness.results.case_result import CaseResult, Outcome, versions
@@ -52,8 +52,12 @@ def lowered_observation(artifact, metrics: dict, keep: dict, config: ConvConfig)
             return Observation(Outcome.LOWERING_ERROR, wrong, metrics=metrics, stage="lower", error=wrong,
                                error_type="WrongConvOperator")
         wrong = wrong_weight_type(config, artifact.conv_weight_types, SCHEMES[config.scheme].weight_type)
+        if wrong:
+            return Observation(Outcome.LOWERING_ERROR, wrong, metrics=metrics, stage="lower", error=wrong,
+                               error_type="WrongWeightType")
+        wrong = narrowed_accumulator(config, artifact.narrowed_accumulators)
         return Observation(Outcome.LOWERING_ERROR, wrong, metrics=metrics, stage="lower", error=wrong,
-                           error_type="WrongWeightType") if wrong else None
+                           error_type="NarrowedAccumulator") if wrong else None
     vela_cpu = artifact.facts.get("vela", {}).get("cpu_ops")
     where = (", ".join(artifact.cpu_ops) if artifact.cpu_ops else f"Vela placed {vela_cpu} operator(s) on the CPU"
              if vela_cpu else "nothing was delegated")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.tosa.graph import CONV_ATTRIBUTES, _CONSTANT_OPS, _acc_type, _enum_names, _tensors, _weight_type
+from harness.tosa.graph import CONV_ATTRIBUTES, _CONSTANT_OPS, _acc_type, _enum_names, _tensors, _weight_type, narrowed_convs
 
 
 class SplitError(ValueError):
@@ -24,6 +24,7 @@ class Part:
     ops: tuple[str, ...]  # non-constant operators, in graph order
     conv_acc_types: tuple[str, ...]
     conv_weight_types: tuple[str, ...] = ()
+    narrowed_accumulators: int = 0
 
 
 def _find(parent: dict, x):
@@ -81,4 +82,8 @@ def split_by_owner(buffer: bytes, owner_of_input: dict[str, int]) -> dict[int, P
         if name in CONV_ATTRIBUTES:
             part[1].append(_acc_type(op, name, dtype_names))
             part[2].append(_weight_type(op, tensors))
-    return {owner: Part(tuple(o), tuple(a), tuple(w)) for owner, (o, a, w) in collected.items()}
+    narrowed: dict[int, int] = {}
+    for o in narrowed_convs(ops, names, tensors):
+        owner = owners[_find(parent, o)]
+        narrowed[owner] = narrowed.get(owner, 0) + 1
+    return {owner: Part(tuple(o), tuple(a), tuple(w), narrowed.get(owner, 0)) for owner, (o, a, w) in collected.items()}

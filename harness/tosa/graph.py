@@ -18,6 +18,7 @@ CONV_ATTRIBUTES = {
     "CONV3D": "Conv3dAttribute",
 }
 _CONSTANT_OPS = ("CONST", "CONST_SHAPE")
+_LAYOUT_OPS = ("TRANSPOSE", "RESHAPE")  # move values without changing them
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,7 @@ class TosaSummary:
     regions: tuple[str, ...] = field(default=())
     conv_acc_types: tuple[str, ...] = field(default=())  # declared accumulator of each conv op
     conv_weight_types: tuple[str, ...] = field(default=())  # the element type of each conv op's weight tensor
+    narrowed_accumulators: int = 0  # conv ops whose INT48 accumulator an INT32 consumer reads through INT16
 
     @property
     def conv_ops(self) -> tuple[str, ...]:
@@ -72,6 +74,36 @@ def _weight_type(op, tensors: dict[str, TensorInfo]) -> str:
     return weight.dtype if weight else "UNKNOWN"
 
 
+def narrowed_convs(ops: list, names: list[str], tensors: dict[str, TensorInfo]) -> list[int]:
+    """The indices of the conv ops whose INT48 accumulator reaches an INT32 RESCALE through an INT16 one:
+    rounded and clamped to INT16, then widened again (TRANSPOSE and RESHAPE between pass values through).
+    An INT32 consumer of an a16w8 conv can read the accumulator with one rescale; two lose its low bits."""
+
+    def output(o: int) -> str:
+        return ops[o].Outputs(0).decode()
+
+    def dtype(o: int) -> str:
+        t = tensors.get(output(o))
+        return t.dtype if t else ""
+
+    consumers: dict[str, list[int]] = {}
+    for o, op in enumerate(ops):
+        for i in range(op.InputsLength()):
+            consumers.setdefault(op.Inputs(i).decode(), []).append(o)
+    found = []
+    for o, name in enumerate(names):
+        if name not in CONV_ATTRIBUTES or dtype(o) != "INT48":
+            continue
+        frontier = [r for r in consumers.get(output(o), []) if names[r] == "RESCALE" and dtype(r) == "INT16"]
+        while frontier:
+            users = consumers.get(output(frontier.pop()), [])
+            if any(names[u] == "RESCALE" and dtype(u) == "INT32" for u in users):
+                found.append(o)
+                break
+            frontier += [u for u in users if names[u] in _LAYOUT_OPS]
+    return found
+
+
 @lru_cache(maxsize=None)
 def _enum_names(module: str) -> dict[int, str]:
     mod = __import__(f"tosa.{module}", fromlist=[module])
@@ -91,6 +123,7 @@ def read_tosa(buffer: bytes) -> TosaSummary:
     ops: list[str] = []
     acc_types: list[str] = []
     weight_types: list[str] = []
+    narrowed = 0
     regions: list[str] = []
     inputs: tuple[TensorInfo, ...] = ()
     outputs: tuple[TensorInfo, ...] = ()
@@ -100,9 +133,10 @@ def read_tosa(buffer: bytes) -> TosaSummary:
         for b in range(region.BlocksLength()):
             block = region.Blocks(b)
             tensors = _tensors(block, dtype_names)
-            for o in range(block.OperatorsLength()):
-                op = block.Operators(o)
-                name = op_names.get(op.Op(), "UNKNOWN")
+            block_ops = [block.Operators(o) for o in range(block.OperatorsLength())]
+            names = [op_names.get(op.Op(), "UNKNOWN") for op in block_ops]
+            narrowed += len(narrowed_convs(block_ops, names, tensors))
+            for op, name in zip(block_ops, names):
                 if name not in _CONSTANT_OPS:
                     ops.append(name)
                 if name in CONV_ATTRIBUTES:
@@ -111,4 +145,5 @@ def read_tosa(buffer: bytes) -> TosaSummary:
             if r == 0 and b == 0:
                 inputs = tuple(tensors[block.Inputs(i).decode()] for i in range(block.InputsLength()))
                 outputs = tuple(tensors[block.Outputs(i).decode()] for i in range(block.OutputsLength()))
-    return TosaSummary(version, tuple(ops), inputs, outputs, tuple(regions), tuple(acc_types), tuple(weight_types))
+    return TosaSummary(version, tuple(ops), inputs, outputs, tuple(regions), tuple(acc_types), tuple(weight_types),
+                       narrowed)
