@@ -210,6 +210,9 @@ def test_dot_product_bound_follows_the_declared_accumulator():
     # fp16 output: fp32 accumulation earns the tight ksb, fp16 accumulation KS + bias.
     assert compare.ksb(72, True, "fp16", "fp32") == 2
     assert compare.ksb(72, True, "fp16", "fp16") == 73
+    # An op after the conv rounds in the output's format: a whole unit each, not shrunk like KS.
+    assert compare.ksb(72, True, "bf16", "fp32", roundings=6) == 1 + 1 + 6
+    assert compare.dot_product_limit(72, False, "fp32", roundings=1) == 6 * 73
     assert compare.dot_product_limit(72, False, "fp32") == 6 * 72
 
 

@@ -117,3 +117,15 @@ def test_every_pool_knows_the_output_size_torch_gives():
         for n in range(pool.least, 20):
             y = pool(torch.zeros(1, 1, n, n + 1))
             assert tuple(y.shape[2:]) == (pool.size(n), pool.size(n + 1)), (name, n)
+
+
+def test_ops_after_the_conv_count_as_roundings_in_the_output_format_not_as_ks():
+    """An fp16 or bf16 graph adds, multiplies and folds a BN in fp16 or bf16: each of those is a whole unit of
+    the DOT_PRODUCT rule, where KS terms accumulate in fp32 and shrink by 2^((23 - nf)/2)."""
+    from harness.case.composed import BN_FOLD_ROUNDINGS, Composed
+
+    c = parse_descriptor("conv2d_ic4_oc4_g4_i10x10_k3_p1_qbf16")
+    assert Composed.of("none").format_roundings(c) == 0
+    assert Composed.of("bn-clamp-maxpool5p2-mul-relu").format_roundings(c) == BN_FOLD_ROUNDINGS + 1
+    assert Composed.of("conv-in-sigmoid-addz").format_roundings(c) == 3
+    assert Composed.of("conv-in-bn").dot_product_length(c) == c.fan_in + c.in_channels

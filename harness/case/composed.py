@@ -16,6 +16,8 @@ A composition names, in this order, at most one token of each slot:
                                         pad 1, torch's defaults: Inception-v3's branch pool)
     merge  what the output meets      add (its own input, a residual) | addz (a second input)
                                       | cat (with a second input) | catx (with its own input) | mul (a second input)
+                                      | catpre (with the pool's own input, after a pool that keeps the size:
+                                        YOLOv5's SPPF; the conv's, or its activation's, output has two users)
     after  after the merge            relu
 
 joined by '-': `bn-relu-add-relu` is a ResNet block's tail, `conv-in-bn-relu6` a
@@ -28,9 +30,11 @@ Each slot contributes to the judge's facts by a rule derived once here:
 * DOT_PRODUCT bound (fp64, on |x|, |w|, |b|): clamps, max-pooling and layout
   ops pass it through (1-Lipschitz, exact); sigmoid is 1/4-Lipschitz and its
   own evaluation error is a few half-ulps of a result in (0, 1), so its bound
-  is B/4 + 1 and it adds one term to KS (the rule's 6*ksb half-ulps of the +1
-  cover it); an add adds the other operand's bound and one term; a mul scales
-  by |z| and adds one term (its rounding); BN folds as in the `bn` context.
+  is B/4 + 1 and it adds one rounding (the rule's units of the +1 cover it);
+  an add adds the other operand's bound and one rounding; a mul scales by |z|
+  and adds one rounding; a folded BN adds BN_FOLD_ROUNDINGS (derived there).
+  A rounding is a whole unit of the rule in the output's format, not a term
+  of KS (`Context.format_roundings`): an fp16 graph adds and multiplies in fp16.
 * INT tolerance (LSB of the output): t LSB off at a requantized tensor of
   scale s become at most 1 + t*L*s/s' LSB after an op of Lipschitz constant L
   that requantizes to s' (add L=1, sigmoid's TABLE L=1/4, mul L=max|z|); fused
@@ -52,12 +56,13 @@ SLOTS: dict[str, tuple[str, ...]] = {
     "act": ("relu", "relu6", "hardtanh", "clamp", "sigmoid"),
     "pool": ("maxpool", "avgpool", "maxpool3p1", "maxpool3ceil", "avgpool2", "maxpool5p2", "avgpool2ceil",
              "avgpool5s3", "maxpool3s3p1", "maxpool2", "avgpool3s1p1"),
-    "merge": ("add", "addz", "cat", "catx", "mul"),
+    "merge": ("add", "addz", "cat", "catx", "mul", "catpre"),
     "after": ("relu",),
 }
 CLAMP = (-1.0, 2.0)  # a clamp that is neither relu nor relu6 nor hardtanh: both bounds bite on unit data
 OWN_INPUT_MERGES = ("add", "catx")  # need the conv's output size (a pool changes it)
 SECOND_INPUT_MERGES = ("addz", "cat", "mul")
+CAT_MERGES = ("cat", "catx", "catpre")
 
 
 class GrammarError(ValueError):
@@ -91,6 +96,10 @@ def parse(name: str) -> dict[str, str]:
                                + " ".join(f"[{'|'.join(v)}]" for v in SLOTS.values()))
     if "after" in chosen and "merge" not in chosen:
         raise GrammarError(f"invalid context={name}: 'after' ({chosen['after']}) needs a merge before it")
+    if chosen.get("merge") == "catpre" and not ("pool" in chosen and POOLS[chosen["pool"]].keeps_size):
+        keeping = " or ".join(n for n, pool in POOLS.items() if pool.keeps_size)
+        raise GrammarError(f"invalid context={name}: catpre concatenates a pool's input and output, so it needs "
+                           f"a pool that keeps the size before it ({keeping})")
     if "pool" in chosen and chosen.get("merge") in OWN_INPUT_MERGES:
         raise GrammarError(f"invalid context={name}: {chosen['merge']} merges with the conv's input, "
                            f"which a pool's output never matches in size")
@@ -144,6 +153,11 @@ class Pool:
         return F.max_pool2d(y, self.kernel, self.stride, self.padding, ceil_mode=self.ceil)
 
     @property
+    def keeps_size(self) -> bool:
+        """Stride 1 and a pad of half the (odd) kernel: the output has the input's size."""
+        return self.stride == 1 and self.kernel == 2 * self.padding + 1 and self.stride_given
+
+    @property
     def least(self) -> int:
         """The smallest input it takes: one whole window, and at least 3x3 as the contexts always asked."""
         return max(3, self.kernel - 2 * self.padding)
@@ -182,13 +196,21 @@ def _bn(rank: int, channels: int, g):
     return bn
 
 
+# FuseBatchNorm2dPass folds a BN into the conv in the parameters' own format (torch's fuse_conv_bn_weights): with
+# u = 2^(-1-nf), K = gamma * rsqrt(var + eps) is off by 2.5u relative (the add's u halved by the rsqrt, the rsqrt's
+# and the product's u), w * K by 3.5u, and (b - mean) * K + beta by 4.5u of |(b - mean) K| (the subtraction's u, K's
+# 2.5u, the product's u) plus u of |b'|. The conv's output is then off by at most 4.5u of its bound (taken with
+# |(b - mean) K| + |beta|, as the fold sums them): 4.5 units of the rule, rounded up.
+BN_FOLD_ROUNDINGS = 5
+
+
 def _bn_bound(m, x):
     """The folded conv's bound: w' = w * k, b' = (b - mean) * k + beta with k = gamma / sqrt(var + eps)."""
     bn = m.bn
     k = (bn.weight / torch.sqrt(bn.running_var + bn.eps)).detach().double()
     shape = (1, -1) + (1,) * m.config.rank
     b = torch.zeros_like(k) if m.conv.bias is None else m.conv.bias.detach().double()
-    folded_b = ((b - bn.running_mean.double()) * k + bn.bias.double()).abs()
+    folded_b = ((b - bn.running_mean.double()) * k).abs() + bn.bias.double().abs()  # as the fold sums it
     return m.abs_conv(m.conv, x, bias=False) * k.abs().reshape(shape) + folded_b.reshape(shape)
 
 
@@ -209,7 +231,7 @@ class Composed(Context):
         merge, feed = p.get("merge"), p.get("feed")
         return cls(
             name=spell(p), **p,
-            conv_layout=p.get("pool") is None and merge not in ("cat", "catx"),
+            conv_layout=p.get("pool") is None and merge not in CAT_MERGES,
             dynamic=feed in (None, "conv-in") and merge is None,
             exact_arithmetic=feed != "conv-in" and "norm" not in p and p.get("act") != "sigmoid"
             and ("pool" not in p or POOLS[p["pool"]].max) and merge not in ("addz", "mul"),
@@ -268,11 +290,13 @@ class Composed(Context):
         y = m.conv(x)
         if self.norm:
             y = m.bn(y)
-        y = _activate(self.act, y)
+        y = pre = _activate(self.act, y)
         if self.pool:
             y = POOLS[self.pool](y)
         if self.merge in ("add", "addz"):
             y = y + (x if self.merge == "add" else z)
+        elif self.merge == "catpre":
+            y = torch.cat([pre, y], dim=1)
         elif self.merge in ("cat", "catx"):
             y = torch.cat([y, z if self.merge == "cat" else x], dim=1)
         elif self.merge == "mul":
@@ -288,10 +312,13 @@ class Composed(Context):
         y = _bn_bound(m, x) if self.norm else m.abs_conv(m.conv, x)
         if self.act == "sigmoid":
             y = y / 4 + 1
+        pre = y
         if self.pool:
             y = POOLS[self.pool].bound(y)
         if self.merge in ("add", "addz"):
             y = y + (x if self.merge == "add" else z).abs()
+        elif self.merge == "catpre":
+            y = torch.cat([pre, y], dim=1)
         elif self.merge in ("cat", "catx"):
             y = torch.cat([y, (z if self.merge == "cat" else x).abs()], dim=1)
         elif self.merge == "mul":
@@ -299,9 +326,11 @@ class Composed(Context):
         return y
 
     def dot_product_length(self, c) -> int:
-        n = c.fan_in
-        n += c.in_channels + 1 if self.feed == "conv-in" else 0
-        n += 2 if self.norm else 0  # the folded weight's and bias's roundings (see the `bn` context)
+        return c.fan_in + (c.in_channels if self.feed == "conv-in" else 0)
+
+    def format_roundings(self, c) -> int:
+        n = 1 if self.feed == "conv-in" else 0  # the 1x1 conv's output
+        n += BN_FOLD_ROUNDINGS if self.norm else 0
         n += 1 if self.act == "sigmoid" else 0
         n += 1 if self.merge in ("add", "addz", "mul") else 0
         return n

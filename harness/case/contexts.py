@@ -84,8 +84,15 @@ class Context:
         return m.abs_conv(m.conv, x)
 
     def dot_product_length(self, c) -> int:
-        """KS of the whole graph: the conv's own plus one term per further product or add."""
+        """KS: the products summed at the accumulator's precision (the conv's own, and a further conv's)."""
         return c.fan_in
+
+    def format_roundings(self, c) -> int:
+        """Units of the DOT_PRODUCT rule (bnd * 2^(-1-nf)) that ops after the conv's accumulator add, each
+        computed in the output's own format: one for each further rounded result (an add, a mul, a sigmoid,
+        a further conv's output). Unlike KS, they do not shrink by 2^((nf_acc - nf)/2): an fp16 or bf16
+        graph rounds them in fp16 or bf16."""
+        return 0
 
     def has_bias(self, conv_bias) -> bool:
         """Whether the graph adds a non-zero bias (the +1 of ksb)."""
@@ -162,7 +169,10 @@ class Chain(Context):
         return m.abs_conv(m.after, m.abs_conv(m.conv, x))
 
     def dot_product_length(self, c) -> int:
-        return c.fan_in + c.out_channels + 1 + (c.in_channels + 1 if self.before else 0)
+        return c.fan_in + c.out_channels + (c.in_channels if self.before else 0)
+
+    def format_roundings(self, c) -> int:
+        return 2 if self.before else 1  # the further convs' outputs
 
     def int_tolerance(self, quantized) -> int:
         """Each requantized intermediate may be 1 LSB off the fake-quant's; a
@@ -203,8 +213,8 @@ class PermuteAdd(Context):
     def bound(self, m, x, z):
         return torch.movedim(m.abs_conv(m.conv, x), 1, -1) + z.abs()
 
-    def dot_product_length(self, c) -> int:
-        return c.fan_in + 1
+    def format_roundings(self, c) -> int:
+        return 1  # the add
 
     def int_tolerance(self, quantized) -> int:
         return _requantized_add_tolerance(quantized)

@@ -70,6 +70,9 @@ class CaseModule(nn.Module):
     def dot_product_length(self) -> int:
         return self.context.dot_product_length(self.config)
 
+    def format_roundings(self) -> int:
+        return self.context.format_roundings(self.config)
+
 
 def build_model(c: ConvConfig, tensors: CaseTensors, seed: int = 0) -> CaseModule:
     """The eval-mode fp32 module for `c`: the conv holding the case's weights,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 
-from harness.case.composed import SLOTS, GrammarError, parse, spell
+from harness.case.composed import POOLS, SLOTS, GrammarError, parse, spell
 from harness.cases.strategies import unique
 from harness.config import ConfigError, ConvConfig, parse_descriptor
 from harness.policy.schemes import GRAPH_SCHEMES
@@ -38,7 +38,10 @@ def _case(base: str, context: str, scheme: str) -> ConvConfig | None:
 
 
 def products(bases=PRODUCT_BASES, schemes=GRAPH_SCHEMES) -> list[ConvConfig]:
-    contexts = [spell({k: v for k, v in (("act", a), ("merge", m), ("after", r)) if v})
+    """A merge that needs a pool before it (catpre) gets the first pool that keeps the size."""
+    keeping = next(name for name, pool in POOLS.items() if pool.keeps_size)
+    contexts = [spell({k: v for k, v in (("act", a), ("pool", keeping if m == "catpre" else None), ("merge", m),
+                                         ("after", r)) if v})
                 for a in (None, *SLOTS["act"]) for m in (None, *SLOTS["merge"])
                 for r in ((None, *SLOTS["after"]) if m else (None,))]
     cases = [_case(b, cx, s) for b in bases for cx in contexts for s in schemes]

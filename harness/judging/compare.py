@@ -81,15 +81,16 @@ def lsb(out_q: np.ndarray, ref_q: np.ndarray, max_lsb: int = MAX_LSB_EXACT) -> V
     return Verdict(passed, metrics, reason)
 
 
-def ksb(ks: int, has_bias: bool, fmt: str, acc: str = "fp32") -> int:
-    """ceil(KS / 2^((nf_acc - nf_out)/2)) + (1 if the bias is non-zero)."""
+def ksb(ks: int, has_bias: bool, fmt: str, acc: str = "fp32", roundings: int = 0) -> int:
+    """ceil(KS / 2^((nf_acc - nf_out)/2)) + (1 if the bias is non-zero) + the roundings that ops after the
+    conv add in the output's format (`Context.format_roundings`: whole units, not shrunk like KS)."""
     nf_out, nf_acc = FP_FORMATS[fmt][0], FP_FORMATS[acc][0]
-    return math.ceil(ks / 2.0 ** ((nf_acc - nf_out) / 2)) + (1 if has_bias else 0)
+    return math.ceil(ks / 2.0 ** ((nf_acc - nf_out) / 2)) + (1 if has_bias else 0) + roundings
 
 
-def dot_product_limit(ks: int, has_bias: bool, fmt: str, acc: str = "fp32") -> int:
+def dot_product_limit(ks: int, has_bias: bool, fmt: str, acc: str = "fp32", roundings: int = 0) -> int:
     """Per-element |err| limit: 6*ksb for fp32 inputs, 2*ksb otherwise."""
-    return (6 if fmt == "fp32" else 2) * ksb(ks, has_bias, fmt, acc)
+    return (6 if fmt == "fp32" else 2) * ksb(ks, has_bias, fmt, acc, roundings)
 
 
 def dot_product_errors(out: torch.Tensor, ref: torch.Tensor, bnd: torch.Tensor, fmt: str) -> np.ndarray:
@@ -102,12 +103,12 @@ def dot_product_errors(out: torch.Tensor, ref: torch.Tensor, bnd: torch.Tensor, 
 
 
 def dot_product_abs_limits(ref: torch.Tensor, bnd: torch.Tensor, ks: int, has_bias: bool, fmt: str,
-                           acc: str = "fp32") -> np.ndarray:
+                           acc: str = "fp32", roundings: int = 0) -> np.ndarray:
     """The rule's per-element limit on |out - ref| in the output's own units: the |err| limit times
     max(bnd * 2^(-1-nf), smallest normal); 0 where bnd is 0, infinite where the bound overflows."""
     nf, normal_min = FP_FORMATS[fmt]
     b = bnd.double().numpy()
-    limit = dot_product_limit(ks, has_bias, fmt, acc) * np.maximum(b * 2.0 ** (-1 - nf), normal_min)
+    limit = dot_product_limit(ks, has_bias, fmt, acc, roundings) * np.maximum(b * 2.0 ** (-1 - nf), normal_min)
     return np.where(b * (1 + 2.0 ** (-1 - nf)) > FP_MAX[fmt], np.inf, np.where(b == 0, 0.0, limit))
 
 
@@ -119,6 +120,7 @@ def dot_product(
     has_bias: bool,
     fmt: str = "fp32",
     acc: str = "fp32",
+    roundings: int = 0,
 ) -> Verdict:
     """TOSA DOT_PRODUCT compliance of `out` against an fp64 reference.
 
@@ -137,8 +139,8 @@ def dot_product(
     if tuple(out.shape) != tuple(ref.shape):
         return Verdict(False, {"shape": list(out.shape), "ref_shape": list(ref.shape)}, "output shape differs from the reference")
     o, r, b = (t.double().numpy() for t in (out, ref, bnd))
-    k = ksb(ks, has_bias, fmt, acc)
-    limit = dot_product_limit(ks, has_bias, fmt, acc)
+    k = ksb(ks, has_bias, fmt, acc, roundings)
+    limit = dot_product_limit(ks, has_bias, fmt, acc, roundings)
     err = dot_product_errors(out, ref, bnd, fmt)
     overflow = b * (1 + 2.0 ** (-1 - FP_FORMATS[fmt][0])) > FP_MAX[fmt]
     zero_violations = (b == 0) & ~overflow & (o != 0)
@@ -179,7 +181,7 @@ def half_ulp(values: np.ndarray, fmt: str) -> np.ndarray:
 
 
 def cast_limits(
-    ref: torch.Tensor, bnd: torch.Tensor, ks: int, has_bias: bool, fmt: str, acc: str, conv: str
+    ref: torch.Tensor, bnd: torch.Tensor, ks: int, has_bias: bool, fmt: str, acc: str, conv: str, roundings: int = 0
 ) -> np.ndarray:
     """Per-element |out - ref| limit of a conv computed in format `conv` and CAST to `fmt`.
 
@@ -190,13 +192,14 @@ def cast_limits(
     """
     nf, normal_min = FP_FORMATS[conv]
     r, b = ref.double().numpy(), bnd.double().numpy()
-    e = dot_product_limit(ks, has_bias, conv, acc) * np.maximum(b * 2.0 ** (-1 - nf), normal_min)
+    e = dot_product_limit(ks, has_bias, conv, acc, roundings) * np.maximum(b * 2.0 ** (-1 - nf), normal_min)
     limit = e + half_ulp(np.abs(r) + e, fmt)
     return np.where(b * (1 + 2.0 ** (-1 - nf)) > FP_MAX[conv], np.inf, limit)
 
 
 def dot_product_cast(
-    out: torch.Tensor, ref: torch.Tensor, bnd: torch.Tensor, ks: int, has_bias: bool, fmt: str, acc: str, conv: str
+    out: torch.Tensor, ref: torch.Tensor, bnd: torch.Tensor, ks: int, has_bias: bool, fmt: str, acc: str, conv: str,
+    roundings: int = 0,
 ) -> Verdict:
     """An fp8 conv: TOSA computes it into a tensor of format `conv` (fp16), where
     the DOT_PRODUCT rule holds, and the backend CASTs that to `fmt` (round to
@@ -206,7 +209,7 @@ def dot_product_cast(
     if tuple(out.shape) != tuple(ref.shape):
         return Verdict(False, {"shape": list(out.shape), "ref_shape": list(ref.shape)}, "output shape differs from the reference")
     o, r, b = (t.double().numpy() for t in (out, ref, bnd))
-    limits = cast_limits(ref, bnd, ks, has_bias, fmt, acc, conv)
+    limits = cast_limits(ref, bnd, ks, has_bias, fmt, acc, conv, roundings)
     ratio = np.where(np.isinf(limits), 0.0, np.abs(o - r) / limits)
     zero_violations = (b == 0) & (o != 0)
     worst = _argmax(np.where(zero_violations, np.inf, ratio))
@@ -214,7 +217,7 @@ def dot_product_cast(
     metrics = {
         "max_err": round(float(ratio.max()), 6) if o.size else 0.0,  # in units of the element's limit
         "err_limit": 1,
-        "ksb": ksb(ks, has_bias, conv, acc),
+        "ksb": ksb(ks, has_bias, conv, acc, roundings),
         "acc": acc,
         "n_over": n_over,
         "n_zero_bound_violations": int(np.count_nonzero(zero_violations)),

@@ -126,11 +126,14 @@ class Judge:
             expected = self.ref64.to(scheme_dtype(self.config.scheme)).double().numpy()
             return Expectation(expected, np.zeros(expected.shape), "the exactly rounded result (exact data)")
         if s.rule == DOT_PRODUCT_CAST_RULE:
-            limit = compare.cast_limits(self.ref64, self.bound, ks, self.has_bias, s.name, self.acc, s.conv_format)
+            limit = compare.cast_limits(self.ref64, self.bound, ks, self.has_bias, s.name, self.acc, s.conv_format,
+                                        self.model.format_roundings())
         else:
-            limit = compare.dot_product_abs_limits(self.ref64, self.bound, ks, self.has_bias, s.name, self.acc)
+            limit = compare.dot_product_abs_limits(self.ref64, self.bound, ks, self.has_bias, s.name, self.acc,
+                                                   self.model.format_roundings())
         return Expectation(self.ref64.numpy(), limit, f"the TOSA DOT_PRODUCT rule's per-element limit for {s.name} "
-                           f"with a {self.acc} accumulator, against fp64 (KS {ks})")
+                           f"with a {self.acc} accumulator, against fp64 (KS {ks}, "
+                           f"{self.model.format_roundings()} further roundings)")
 
     def _localize(self, metrics: dict, diff: np.ndarray) -> None:
         if self.context.conv_layout and diff.shape[2:] == self.border.shape and diff.any():
@@ -202,8 +205,9 @@ class Judge:
         s = self.scheme
         if s.rule == DOT_PRODUCT_CAST_RULE:
             return compare.dot_product_cast(output, self.ref64, self.bound, ks, self.has_bias, s.name, self.acc,
-                                            s.conv_format)
-        return compare.dot_product(output, self.ref64, self.bound, ks, self.has_bias, s.name, self.acc)
+                                            s.conv_format, self.model.format_roundings())
+        return compare.dot_product(output, self.ref64, self.bound, ks, self.has_bias, s.name, self.acc,
+                                   self.model.format_roundings())
 
     def _exact_rule(self) -> bool:
         """Exact data, exact arithmetic, and every partial sum (an integer no
@@ -216,7 +220,9 @@ class Judge:
     def _over_limit(self, output: torch.Tensor, ks: int) -> np.ndarray:
         s = self.scheme
         if s.rule == DOT_PRODUCT_CAST_RULE:
-            limits = compare.cast_limits(self.ref64, self.bound, ks, self.has_bias, s.name, self.acc, s.conv_format)
+            limits = compare.cast_limits(self.ref64, self.bound, ks, self.has_bias, s.name, self.acc, s.conv_format,
+                                         self.model.format_roundings())
             return np.abs(output.double().numpy() - self.ref64.numpy()) > limits
         per_element = compare.dot_product_errors(output, self.ref64, self.bound, s.name)
-        return np.abs(per_element) > compare.dot_product_limit(ks, self.has_bias, s.name, self.acc)
+        return np.abs(per_element) > compare.dot_product_limit(ks, self.has_bias, s.name, self.acc,
+                                                               self.model.format_roundings())
