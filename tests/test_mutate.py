@@ -9,7 +9,7 @@ import textwrap
 import pytest
 
 from harness.config import ConfigError
-from harness.mutate.catalog import count_of, mutant_name, mutants_of, parse_name
+from harness.mutate.catalog import count_of, mutant_name, mutants_of, parse_name, source_file
 from harness.mutate.operators import count, mutant_tree, mutants
 
 SOURCE = textwrap.dedent('''
@@ -285,7 +285,7 @@ def test_an_interrupted_run_resumes_from_its_journal_and_refuses_another_runs(tm
     """Every verdict is journaled as it is reached: after a stop, --resume runs only the undecided mutants."""
     import harness.mutate.run as run
 
-    monkeypatch.setattr(run, "trace", lambda configs, jobs, cache: ({}, {}))
+    monkeypatch.setattr(run, "trace", lambda configs, jobs, cache, pack=1: ({}, {}))
     calls = []
 
     def interrupted(mutants, configs, reached, jobs, pack, on_mutant, baseline=None):
@@ -357,7 +357,7 @@ def test_a_case_that_fails_without_a_mutant_judges_no_mutant(tmp_path, monkeypat
 
     seen = {}
 
-    def fake_trace(configs, jobs, cache):
+    def fake_trace(configs, jobs, cache, pack=1):
         broken = configs[0].descriptor
         return {c.descriptor: {} for c in configs}, {c.descriptor: (None if c.descriptor == broken else "d")
                                                        for c in configs}
@@ -373,3 +373,42 @@ def test_a_case_that_fails_without_a_mutant_judges_no_mutant(tmp_path, monkeypat
                         out=tmp_path, filter="_g4_.*_qfp32_")
     assert len(report.not_green) == 1 and report.not_green[0] not in seen["cases"] and seen["cases"]
     assert "1 cases were not green without a mutant" in (tmp_path / "mutation.md").read_text()
+
+
+def test_listed_mutants_need_not_run_unless_a_case_reaches_an_unreachable_one():
+    """--skip-listed: an equivalent mechanism holds on any case, so a large tier need not run it; a mutant listed
+    as unreachable still runs where the trace shows a case reaching it (the listing would then be wrong)."""
+    from harness.config import parse_descriptor
+    from harness.mutate.equivalents import lookup
+    from harness.mutate.run import listed_rows
+
+    text = source_file("rewrite_conv_pass").read_text().splitlines()
+    listed = {mutant_name("rewrite_conv_pass", m.index): lookup("rewrite_conv_pass", m.function, text[m.line - 1],
+                                                               m.operator, m.description)
+              for m in mutants_of("rewrite_conv_pass")}
+    listed = {name: e for name, e in listed.items() if e is not None}
+    unreachable = {name for name, e in listed.items() if e.kind == "unreachable"}
+    assert unreachable and len(listed) > len(unreachable)
+    rows = listed_rows(["rewrite_conv_pass"], [], {})
+    assert set(rows) == set(listed) and all(r.status == "equivalent" and "not run" in r.reason for r in rows.values())
+    c = parse_descriptor("conv2d_ic8_oc8_i12x12_k3_p1_qa8w8")
+    fallback = next(m for m in mutants_of("rewrite_conv_pass") if mutant_name("rewrite_conv_pass", m.index)
+                    in unreachable and m.function.endswith("_get_effective_output_qparams"))
+    rows = listed_rows(["rewrite_conv_pass"], [c], {c.descriptor: {"rewrite_conv_pass": {fallback.line}}})
+    assert mutant_name("rewrite_conv_pass", fallback.index) not in rows and len(rows) < len(listed)
+
+
+@pytest.mark.lowering
+def test_a_packed_trace_gives_each_case_its_packs_lines(tmp_path):
+    """Three times faster on a large tier; each case's lines are then a superset of its own, so a line that
+    no pack runs no case runs, and the outputs are the alone run's."""
+    from harness.config import parse_descriptor
+    from harness.mutate.run import trace
+
+    cases = [parse_descriptor(d) for d in ("conv2d_ic8_oc8_i12x12_k3_p1_qfp32", "conv2d_ic4_oc4_g4_i10x10_k3_p1_qfp32")]
+    alone, outputs_alone = trace(cases, 1, tmp_path / "alone.json")
+    packed, outputs_packed = trace(cases, 1, tmp_path / "packed.json", pack=2)
+    assert outputs_packed == outputs_alone and all(outputs_alone.values())
+    union = alone[cases[0].descriptor]["rewrite_conv_pass"] | alone[cases[1].descriptor]["rewrite_conv_pass"]
+    assert packed[cases[0].descriptor]["rewrite_conv_pass"] == packed[cases[1].descriptor]["rewrite_conv_pass"]
+    assert packed[cases[0].descriptor]["rewrite_conv_pass"] >= union

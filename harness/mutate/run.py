@@ -91,13 +91,13 @@ Outputs = dict[str, str | None]  # descriptor -> the unmutated output's sha256 (
 # the case was not green without a mutant)
 
 
-def trace(configs: list[ConvConfig], jobs: int, cache: Path) -> tuple[Trace, Outputs]:
+def trace(configs: list[ConvConfig], jobs: int, cache: Path, pack: int = 1) -> tuple[Trace, Outputs]:
     """The lines of the targets each case runs, and each case's output digest without a mutant; read from
-    `cache` when it was made with these versions."""
+    `cache` when it was made with these versions. `pack` > 1 traces packs: a case gets its pack's lines."""
     from harness.results.case_result import new_run_id
 
     key = {"versions": {k: v for k, v in versions().items() if k != "harness"}, "granularity": "lines",
-           "cases": [c.descriptor for c in configs], "outputs": "sha256"}
+           "cases": [c.descriptor for c in configs], "outputs": "sha256", "pack": pack}
     if cache.exists():
         saved = json.loads(cache.read_text())
         if saved.get("key") == key:
@@ -111,7 +111,8 @@ def trace(configs: list[ConvConfig], jobs: int, cache: Path) -> tuple[Trace, Out
             outputs[r.descriptor] = r.output_sha256 if r.green else None
             results.write(r.to_json() + "\n")
 
-        run_parallel(configs, 0, "tosa", jobs, seen, case_fn="harness.mutate.trace:run_case", run_id=run_id)
+        run_parallel(configs, 0, "tosa", jobs, seen, case_fn="harness.mutate.trace:run_case", run_id=run_id,
+                     pack=pack)
     from harness.mutate.trace import read_trace
 
     reached = read_trace(run_id)
@@ -234,6 +235,24 @@ def renamed(rows: list[dict], current: dict[tuple, str] | None) -> dict[str, Mut
     return out
 
 
+def listed_rows(targets: list[str], configs: list[ConvConfig], reached: Trace) -> dict[str, MutantResult]:
+    """The mutants the equivalents policy lists, as rows that need not run: an equivalent or defensive
+    mechanism holds on any case. An unreachable one is left out (so it runs) when a case reaches it."""
+    from harness.mutate.equivalents import lookup
+
+    rows = {}
+    for t in targets:
+        text = source_file(t).read_text().splitlines()
+        for m in mutants_of(t):
+            e = lookup(t, m.function, text[m.line - 1], m.operator, m.description)
+            if e is None or (e.kind == "unreachable" and reaching(m, t, configs, reached)):
+                continue
+            name = mutant_name(t, m.index)
+            rows[name] = MutantResult(name, m.function, m.line, m.operator, m.description, "equivalent",
+                                      reason=f"{e.kind} (listed, not run): {e.reason}", diff=m.diff)
+    return rows
+
+
 def mark_equivalents(rows: list[MutantResult]) -> None:
     """Survivors and unreached mutants listed in the policy become `equivalent`, with the listed reason; a
     listed mutant that a case killed stays killed, and its reason says the listing is wrong."""
@@ -258,11 +277,13 @@ def mark_equivalents(rows: list[MutantResult]) -> None:
 def mutate(tier: str = "smoke", targets: list[str] | None = None, jobs: int = 2, pack: int = PACK_SIZE,
            function: str | None = None, limit: int | None = None, out: Path = Path("reports/mutate"),
            on_mutant=None, filter: str | None = None, fraction: float = 1.0, seed: int = 0,
-           carry: Path | None = None, names: set[str] | None = None, resume: bool = False) -> MutationReport:
+           carry: Path | None = None, names: set[str] | None = None, resume: bool = False,
+           trace_pack: int = 1, skip_listed: bool = False) -> MutationReport:
     """Run the mutation analysis; `function` (a regex), `names`, `limit` and a seeded `fraction` select mutants,
     `filter` the tier's cases (a descriptor regex), `carry` an earlier report whose kills stand, `resume` the
     verdicts an interrupted run with the same key left in `out`'s journal; `on_mutant` sees each row as its
-    verdict is reached, and the journal records it."""
+    verdict is reached, and the journal records it. `skip_listed`: a mutant the equivalents policy lists is
+    not run (see `listed_rows`)."""
     from harness.mutate.journal import JOURNAL, Journal, run_key
 
     targets = check_targets(list(targets or []))
@@ -275,7 +296,7 @@ def mutate(tier: str = "smoke", targets: list[str] | None = None, jobs: int = 2,
     # A journal of another run is refused here, before the trace.
     journal = Journal(out / JOURNAL, run_key(tier, [c.descriptor for c in configs], report.versions), resume)
     resumed = renamed(journal.verdicts, current)
-    reached, outputs = trace(configs, jobs, out / f"trace-{tier}.json")
+    reached, outputs = trace(configs, jobs, out / f"trace-{tier}.json", trace_pack)
     # A case that fails without a mutant would "kill" every mutant it reaches: it judges none.
     report.not_green = [c.descriptor for c in configs if outputs.get(c.descriptor, "") is None]
     configs = [c for c in configs if outputs.get(c.descriptor, "") is not None]
@@ -287,6 +308,8 @@ def mutate(tier: str = "smoke", targets: list[str] | None = None, jobs: int = 2,
             on_mutant(row)
 
     kept = carried(carry, {c.descriptor for c in configs}, current) | resumed
+    if skip_listed:
+        kept = listed_rows(targets, configs, reached) | kept
     chosen = {mutant_name(t, m.index): (t, m) for t in targets
               for m in sample([m for m in mutants_of(t) if (pattern is None or pattern.search(m.function))
                                and (not names or mutant_name(t, m.index) in names)][:limit], fraction, seed)}
