@@ -252,7 +252,9 @@ def ethos_u(name: str, target: Target) -> list[ConvConfig]:
     """An Ethos-U target's tiers, in the INT schemes it runs, static (and without control flow where it has
     none). Smoke: one base per branch of the conv passes (what the canaries reach) and the target's
     documented limits, at each limit and one past it. Nightly: every edge case, rejection, data set, the
-    contexts, the grid, 100 random cases. Full: every context on every edge base, the grid in every scheme."""
+    contexts, every activation x merge of the context grammar on the 2D base (Vela compiles each fused
+    chain its own way), the grid, 100 random cases. Full: every context on every edge base, the grid in
+    every scheme."""
     schemes = tuple(s for s in target.schemes if not SCHEMES[s].mirrors)  # mirrors follow in sweep()
     cases = [parse_descriptor(f"{b}_q{s}") for b in SMOKE_BASES for s in schemes]
     cases += strategies.ethos_u_limit_cases()
@@ -260,6 +262,7 @@ def ethos_u(name: str, target: Target) -> list[ConvConfig]:
         cases += strategies.edge_cases(schemes) + strategies.rejection_cases(schemes)
         cases += [parse_descriptor(f"{b}_q{s}_ds{d}") for b in SMOKE_DATASET_BASES for d in DATASETS for s in schemes]
         cases += _contexts(CONTEXT_BASES + NIGHTLY_CONTEXT_BASES, schemes)
+        cases += compositions.products(compositions.PRODUCT_BASES[:1], schemes)
         cases += strategies.grid(("a8w8",)) + strategies.random_cases(400, seed=0)
     if name == "full":
         cases += _contexts(strategies.EDGE_BASES, schemes) + strategies.grid(schemes)
