@@ -38,9 +38,11 @@ Each slot contributes to the judge's facts by a rule derived once here:
 * INT tolerance (LSB of the output): t LSB off at a requantized tensor of
   scale s become at most 1 + t*L*s/s' LSB after an op of Lipschitz constant L
   that requantizes to s' (add L=1, sigmoid's TABLE L=1/4, mul L=max|z|); fused
-  clamps, pooling and concatenation share their input's quantization and
-  pass t through; a 1x1 conv before the conv under test starts t at
-  1 + gain (see `harness.case.contexts.Chain.int_tolerance`).
+  clamps, max pooling and concatenation share their input's quantization and
+  pass t through; an average pool shares it too but rounds its average: t + 1;
+  a 1x1 conv before the conv under test starts t at its drift on the case's
+  data (`harness.judging.requant`; 1 + gain without it, see
+  `harness.case.contexts.Chain.int_tolerance`).
 """
 
 from __future__ import annotations
@@ -338,16 +340,18 @@ class Composed(Context):
     def has_bias(self, conv_bias) -> bool:
         return bool(self.norm) or super().has_bias(conv_bias)
 
-    def int_tolerance(self, quantized) -> int:
+    def int_tolerance(self, quantized, drift=None) -> int:
         from harness.qparams import op_qparams
 
         t = 1.0
-        if self.feed == "conv-in":
-            t = 1 + gain(quantized.convs[1]) * t
+        if self.feed == "conv-in":  # element by element on the data where the judge gives `drift`
+            t = drift(1) if drift is not None else 1 + gain(quantized.convs[1]) * t
         s = quantized.qparams.output.scale  # the conv's requantized output, through a fused clamp
         if self.act == "sigmoid":
             inputs, output = op_qparams(quantized.module, "sigmoid")
             t, s = 1 + t * inputs[0].scale / (4 * output.scale), output.scale
+        if self.pool and not POOLS[self.pool].max:  # an average is rounded again, on the same scale
+            t += 1
         if self.merge in ("add", "addz", "mul"):
             ratio = s / quantized.output.scale
             if self.merge == "mul":  # times the largest |z| its quantization can hold

@@ -98,11 +98,12 @@ class Context:
         """Whether the graph adds a non-zero bias (the +1 of ksb)."""
         return conv_bias is not None and bool(torch.any(conv_bias != 0))
 
-    def int_tolerance(self, quantized) -> int:
+    def int_tolerance(self, quantized, drift=None) -> int:
         """Output LSB a correct INT lowering may differ from the fake-quant model.
 
         One requantization of the output: its fixed-point RESCALE and the
-        fake-quant's float rounding differ by at most 1 LSB.
+        fake-quant's float rounding differ by at most 1 LSB. `drift(k)`, where the judge can give it, is
+        the most LSB conv k's output may differ by on the case's own data (`harness.judging.requant`).
         """
         return 1
 
@@ -174,11 +175,14 @@ class Chain(Context):
     def format_roundings(self, c) -> int:
         return 2 if self.before else 1  # the further convs' outputs
 
-    def int_tolerance(self, quantized) -> int:
+    def int_tolerance(self, quantized, drift=None) -> int:
         """Each requantized intermediate may be 1 LSB off the fake-quant's; a
         conv turns d input LSB into at most gain*d output LSB, gain =
         max_c sum|w_int[c]| s_w[c] s_in / s_out. So after the k-th conv
-        tol_k = 1 + gain_k * tol_(k-1), starting from 1 after the first."""
+        tol_k = 1 + gain_k * tol_(k-1), starting from 1 after the first.
+        With `drift`, the same propagation element by element on the case's data."""
+        if drift is not None:
+            return math.ceil(drift(len(quantized.convs) - 1))
         tol = 1.0
         for q in quantized.convs[1:]:
             tol = 1 + gain(q) * tol
@@ -216,7 +220,7 @@ class PermuteAdd(Context):
     def format_roundings(self, c) -> int:
         return 1  # the add
 
-    def int_tolerance(self, quantized) -> int:
+    def int_tolerance(self, quantized, drift=None) -> int:
         return _requantized_add_tolerance(quantized)
 
 

@@ -34,7 +34,7 @@ from harness.case.data import CaseTensors, scheme_dtype
 from harness.case.model import CaseModule
 from harness.config import ConvConfig
 from harness.conv_ref import border_mask
-from harness.judging import compare, oracles
+from harness.judging import compare, oracles, requant
 from harness.policy.schemes import DOT_PRODUCT_CAST_RULE, SCHEMES, sqnr_floor
 from harness.policy.tolerances import MAX_LSB_EXACT
 from harness.qparams import QuantizedModel
@@ -87,7 +87,7 @@ class Judge:
             self.fake_quant_codes = compare.quantize_output(
                 oracles.fake_quant(quantized.module, tensors.inputs), oq.scale, oq.zero_point, oq.qmin, oq.qmax
             )
-            self.tolerance = self.context.int_tolerance(quantized)
+            self.tolerance = self.context.int_tolerance(quantized, self._drift(quantized, tensors))
             if config.context == "none" and not oracles.no_integer_form(config, quantized.qparams):
                 self.int_ref = oracles.integer_exact(config, tensors, quantized.qparams)
                 self.reference = self.int_ref.codes
@@ -97,6 +97,21 @@ class Judge:
             self.ref64, self.bound = oracles.fp64_with_bound(model, tensors.inputs)
             self.has_bias = self.context.has_bias(tensors.bias)
             self.reference = self.ref64.numpy()
+
+    @staticmethod
+    def _drift(quantized: QuantizedModel, tensors: CaseTensors):
+        """For a graph of several convs: k -> the most LSB conv k's output may drift from the fake-quant
+        model's on this case's data (`harness.judging.requant`); None when a conv is not quantized."""
+        if len(quantized.convs) < 2 or any(q is None or q.output is None for q in quantized.convs):
+            return None
+        stages: list = []
+
+        def drift(last: int) -> float:
+            if not stages:
+                stages.extend(requant.conv_stages(quantized.module, tensors.inputs))
+            return requant.chain_drift(stages, quantized.convs, last)
+
+        return drift
 
     def judge(self, output: torch.Tensor) -> Judgement:
         if tuple(output.shape) != tuple(self.eager.shape):
