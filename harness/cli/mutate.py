@@ -31,7 +31,7 @@ def add_parser(sub) -> None:
     mu.add_argument("-j", "--jobs", type=int, default=2, help="worker processes (default: 2)")
     mu.add_argument("--pack", type=int, default=16, metavar="N", help="cases per program (default: 16)")
     mu.add_argument("--trace-pack", type=int, default=1, metavar="N",
-                    help="trace N cases per program (default: 1, alone): about three times faster on a large "
+                    help="trace N cases per program (default: 1, alone): the packed sweep's speed on a large "
                          "tier, and a case then counts as reaching its pack's lines")
     mu.add_argument("--skip-listed", action="store_true",
                     help="do not run the mutants harness/policy/mutation_equivalents.toml lists (kept as listed), "

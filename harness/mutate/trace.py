@@ -5,8 +5,8 @@ the frames of a mutation target's file only (every other frame runs
 untraced). Each worker appends `{"descriptor", "lines"}` lines (target ->
 line numbers run) to a file of its own under `trace_dir(run_id)`. A mutant
 then runs only the cases that run one of its lines: code a case never runs
-cannot change its result. `run_pack` traces a pack as one, three times
-faster on a large tier: each case gets its pack's lines, a superset.
+cannot change its result. `run_pack` traces a pack as one, at the packed
+sweep's speed on a large tier: each case gets its pack's lines, a superset.
 """
 
 from __future__ import annotations
