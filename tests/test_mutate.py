@@ -245,7 +245,7 @@ def test_every_listed_equivalent_names_mutants_of_the_installed_passes():
     for e in load():
         text = source_file(e.target).read_text().splitlines()
         hits = [m for m in mutants_of(e.target)
-                if lookup(e.target, m.function, text[m.line - 1], m.operator, m.description, (e,))]
+                if lookup(e.target, m.function, text[m.line - 1], m.operator, m.description, (e,), text[m.line - 2])]
         assert hits, f"{e.function}: {e.source} matches no mutant"
         assert {m.function for m in hits} == set(e.function)
 
@@ -384,7 +384,7 @@ def test_listed_mutants_need_not_run_unless_a_case_reaches_an_unreachable_one():
 
     text = source_file("rewrite_conv_pass").read_text().splitlines()
     listed = {mutant_name("rewrite_conv_pass", m.index): lookup("rewrite_conv_pass", m.function, text[m.line - 1],
-                                                               m.operator, m.description)
+                                                               m.operator, m.description, previous=text[m.line - 2])
               for m in mutants_of("rewrite_conv_pass")}
     listed = {name: e for name, e in listed.items() if e is not None}
     unreachable = {name for name, e in listed.items() if e.kind == "unreachable"}

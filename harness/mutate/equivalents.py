@@ -29,10 +29,13 @@ class Equivalent:
     change: tuple[str, ...]  # "operator description" (one or a list) or "*"
     kind: str  # equivalent: no observable change; unreachable: no graph the backend takes runs it; defensive: a raise for a malformed graph
     reason: str
+    previous: str = ""  # the stripped line before, where two lines of a function read alike
 
-    def matches(self, target: str, function: str, source: str, operator: str, description: str) -> bool:
+    def matches(self, target: str, function: str, source: str, operator: str, description: str,
+                previous: str = "") -> bool:
         return self.target == target and function in self.function and source.strip() in self.source and \
-            ("*" in self.change or f"{operator} {description}" in self.change)
+            ("*" in self.change or f"{operator} {description}" in self.change) and \
+            (not self.previous or previous.strip() == self.previous)
 
 
 @lru_cache(maxsize=None)
@@ -46,7 +49,7 @@ def load(path: Path = POLICY) -> tuple[Equivalent, ...]:
             raise ConfigError(f"{path.name} entry {i + 1}: missing {', '.join(missing)}")
         if e["kind"] not in KINDS:
             raise ConfigError(f"{path.name} entry {i + 1}: invalid kind {e['kind']!r}; allowed: {', '.join(KINDS)}")
-        fields = {k: e[k] for k in Equivalent.__dataclass_fields__}
+        fields = {k: e[k] for k in Equivalent.__dataclass_fields__ if k in e}
         for key in ("function", "source", "change"):  # one or a list
             fields[key] = tuple(v.strip() for v in ([e[key]] if isinstance(e[key], str) else e[key]))
         out.append(Equivalent(**fields))
@@ -54,8 +57,9 @@ def load(path: Path = POLICY) -> tuple[Equivalent, ...]:
 
 
 def lookup(target: str, function: str, source: str, operator: str, description: str,
-           listed: tuple[Equivalent, ...] | None = None) -> Equivalent | None:
+           listed: tuple[Equivalent, ...] | None = None, previous: str = "") -> Equivalent | None:
+    """The entry naming this change, if any; `previous` is the line before the changed one."""
     for e in load() if listed is None else listed:
-        if e.matches(target, function, source, operator, description):
+        if e.matches(target, function, source, operator, description, previous):
             return e
     return None

@@ -244,7 +244,7 @@ def listed_rows(targets: list[str], configs: list[ConvConfig], reached: Trace) -
     for t in targets:
         text = source_file(t).read_text().splitlines()
         for m in mutants_of(t):
-            e = lookup(t, m.function, text[m.line - 1], m.operator, m.description)
+            e = lookup(t, m.function, text[m.line - 1], m.operator, m.description, previous=text[m.line - 2])
             if e is None or (e.kind == "unreachable" and reaching(m, t, configs, reached)):
                 continue
             name = mutant_name(t, m.index)
@@ -264,7 +264,8 @@ def mark_equivalents(rows: list[MutantResult]) -> None:
             continue
         target = row.name.split(":")[1]
         text = lines.setdefault(target, source_file(target).read_text().splitlines())
-        e = lookup(target, row.function, text[row.line - 1], row.operator, row.description)
+        e = lookup(target, row.function, text[row.line - 1], row.operator, row.description,
+                   previous=text[row.line - 2])
         if e is None:
             continue
         if row.status == "killed":
