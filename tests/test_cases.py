@@ -10,7 +10,7 @@ import pytest
 
 from harness.cases import strategies
 from harness.cases.rejections import expected_rejection
-from harness.cases.sweeps import SMOKE_FORKS, SMOKE_POOL_CASES, SMOKE_POOLS, sweep
+from harness.cases.sweeps import SMOKE_FORKS, SMOKE_NESTED_COND, SMOKE_POOL_CASES, SMOKE_POOLS, sweep
 from harness.case.registry import CONTEXT_NAMES
 from harness.config import DATASETS, ConfigError, parse_descriptor
 from harness.cases.sweeps import STATIC_TWINS_ONLY
@@ -56,8 +56,9 @@ def test_smoke_touches_every_op_scheme_data_set_and_context():
     assert {c.scheme for c in smoke} == set(TIERED_SCHEMES)
     assert {c.dataset for c in smoke} == set(DATASETS)
     pool_cases = {parse_descriptor(b).context for b, _ in SMOKE_POOL_CASES}
+    nested = {parse_descriptor(d).context for d in SMOKE_NESTED_COND}
     assert {c.context for c in smoke} == (set(CONTEXT_NAMES) | set(SMOKE_POOLS) | set(SMOKE_FORKS)
-                                         | pool_cases)  # and real networks' pools and SPPF
+                                         | pool_cases | nested)  # and real networks' pools, SPPF, a nested cond
     assert {(c.rank, c.transposed) for c in smoke} >= {(1, False), (2, False), (3, False), (2, True)}
     assert any(c.is_depthwise for c in smoke) and any(c.groups > 1 and not c.is_depthwise for c in smoke)
 

@@ -39,7 +39,8 @@ def test_old_names_are_compositions_with_their_old_facts(name):
 
 def test_the_named_contexts_are_the_old_list_in_its_order():
     assert list(CONTEXTS) == list(CONTEXT_NAMES) and len(CONTEXT_NAMES) == 19
-    assert set(CONTEXT_NAMES) == set(OLD_FLAGS) | set(OUTSIDE_GRAMMAR)
+    # The list froze with the grammar; contexts outside the grammar added since are not in it.
+    assert set(CONTEXT_NAMES) == set(OLD_FLAGS) | (set(OUTSIDE_GRAMMAR) - {"cond-nested"})
     assert set(all_contexts()) >= set(CONTEXT_NAMES)
 
 

@@ -231,14 +231,27 @@ class Cond(Context):
     Its weight and bias are captured by the branch graphs, so RewriteConvPass
     must resolve them through the control-flow boundary. The false branch
     convolves -x: whichever branch runs, the output is the conv of +-x, in
-    the conv's layout, and conv(|x|) bounds both branches.
+    the conv's layout, and conv(|x|) bounds both branches. `nested`: the true
+    branch is itself a cond on mean(x) > 1 (conv of x, or of -x), so the
+    conv's constants cross two boundaries, each with its own rescale.
     """
 
+    nested: bool = False
+
     def calibration(self, samples: tuple) -> tuple:
-        """x and -x: the predicate is the input's sign, and each branch must see data."""
-        return samples + tuple((-sample[0], *sample[1:]) for sample in samples)
+        """x and -x: the predicate is the input's sign, and each branch must see data; |x| + 1 for the
+        nested true branch (mean above 1)."""
+        more = tuple((sample[0].abs() + 1, *sample[1:]) for sample in samples) if self.nested else ()
+        return samples + tuple((-sample[0], *sample[1:]) for sample in samples) + more
 
     def forward(self, m, x):
+        if self.nested:  # sum > numel: a mean inside a nested branch fails DecomposeMeanDimPass on 1.5.1
+            cond = importlib.import_module("torch").cond  # Dynamo traces the outer branch: no lazy module in it
+
+            def inner(t):
+                return cond(t.sum() > t.numel(), lambda u: m.conv(u), lambda u: m.conv(-u), (t,))
+
+            return cond(x.sum() > 0, inner, lambda a: m.conv(-a), (x,))
         return torch.cond(x.sum() > 0, lambda a: m.conv(a), lambda a: m.conv(-a), (x,))
 
 

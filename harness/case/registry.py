@@ -22,6 +22,7 @@ OUTSIDE_GRAMMAR: dict[str, Context] = {cx.name: cx for cx in (
     PermuteAdd(name="permute-add", conv_layout=False, dynamic=False, exact_arithmetic=True),
     ViewOut(name="view-out", conv_layout=False, dynamic=False, exact_arithmetic=True),
     Cond(name="cond", control_flow=True, conv_layout=True, dynamic=False, exact_arithmetic=True),
+    Cond(name="cond-nested", nested=True, control_flow=True, conv_layout=True, dynamic=False, exact_arithmetic=True),
 )}
 
 # The named contexts, in the order every tier has listed them (compositions spell their own names).

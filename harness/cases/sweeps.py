@@ -92,6 +92,10 @@ SMOKE_POOLS = ("maxpool3p1", "maxpool3ceil", "avgpool2", "maxpool5p2", "avgpool5
 # A conv whose output has two users, as in YOLOv5's SPPF (a stride-1 pool and the concat both take it): the only
 # case where RewriteConvPass's lookup of a following op's output qparams would raise instead of falling back.
 SMOKE_FORKS = ("maxpool5p2-catpre",)
+# A conv inside a cond inside a cond: its bias crosses two boundaries, each with its rescale, which RewriteConvPass
+# recovers in order (a single cond has one). Offset data (x about 3) take the inner branch at run time.
+SMOKE_NESTED_COND = ("conv2d_ic8_oc8_i12x12_k3_p1_qfp32_dsoffset_cxcond-nested",
+                     "conv2d_ic8_oc8_i12x12_k3_p1_qa8w8_dsoffset_cxcond-nested")
 # What SizeAdjustInputPass and the partitioner read from a pool beyond those, each spelled as a (base, kind) pair
 # in a float and an INT scheme (kind "" = static). Static: an avg pool with ceil_mode (never sliced) on an odd input.
 # Dynamic, on TOSA 1.0: a pad whose leftover changes with the size (refused) or stays within it (lowers), on both
@@ -194,7 +198,7 @@ def smoke() -> list[ConvConfig]:
     cases += strategies.dynamic_cases(bases=SMOKE_TOSA10_BASES, kinds=("spatial-tosa10",))
     cases += strategies.dynamic_cases(bases=SMOKE_EVEN_BASES, kinds=("spatial-even-tosa10",))
     cases += [parse_descriptor(f"{b}_q{s}") for b in SMOKE_STRUCTURAL_BASES for s in SMOKE_STRUCTURAL_SCHEMES]
-    cases += [parse_descriptor(d) for d in SMOKE_GROUPED + SMOKE_A16W8_CONTEXTS]
+    cases += [parse_descriptor(d) for d in SMOKE_GROUPED + SMOKE_A16W8_CONTEXTS + SMOKE_NESTED_COND]
     cases += [parse_descriptor(f"{b}_q{s}_cx{p}") for b in CONTEXT_BASES for p in SMOKE_POOLS + SMOKE_FORKS
               for s in SMOKE_STRUCTURAL_SCHEMES]
     cases += [parse_descriptor(f"{b}_q{s}" + (f"_dy{k}" if k else "")) for b, k in SMOKE_POOL_CASES + SMOKE_SLICE_CASES

@@ -12,6 +12,7 @@ no ExecuTorch.
 from __future__ import annotations
 
 from harness.config import ConvConfig
+from harness.policy.targets import CONTROL_FLOW_CONTEXTS
 
 DEPTHWISE, TRANSPOSE = "DEPTHWISE_CONV2D", "TRANSPOSE_CONV2D"
 
@@ -28,12 +29,12 @@ def expected_op(c: ConvConfig) -> str:
 def wrong_op(c: ConvConfig, conv_ops: list[str] | tuple[str, ...]) -> str:
     """'' if the lowered conv operators fit the config; else one line saying what came out and why it is
     wrong. A context may add convs of its own (1x1 ones: CONV2D, or CONV3D around a conv3d), never a
-    depthwise or a transposed one, and `cond` holds the conv once per branch. So a depthwise or
+    depthwise or a transposed one, and a cond holds the conv once per branch. So a depthwise or
     transposed conv must come out exactly once per group and branch, the others at least that often."""
     if not conv_ops:
         return ""
     expected = expected_op(c)
-    need = (c.groups if c.groups > 1 and not c.is_depthwise else 1) * (2 if c.context == "cond" else 1)
+    need = (c.groups if c.groups > 1 and not c.is_depthwise else 1) * CONTROL_FLOW_CONTEXTS.get(c.context, 1)
     got = ", ".join(f"{op} x{conv_ops.count(op)}" for op in sorted(set(conv_ops)))
     n = conv_ops.count(expected)
     if n < need or (n > need and expected in (DEPTHWISE, TRANSPOSE)):

@@ -87,29 +87,41 @@ def _cond_branches(gm: torch.fx.GraphModule) -> list[str]:
 
 class _EagerCond(torch.fx.Interpreter):
     """Runs a graph with each torch.cond replaced by a plain call of the branch
-    its predicate picks. Called through torch.cond, a branch is traced with
-    symbolic values and its observers fail on data-dependent checks
-    (GuardOnDataDependentSymNode, torch 2.13); called directly, they calibrate."""
+    its predicate picks, the branch run the same way (a nested cond). Called
+    through torch.cond, a branch is traced with symbolic values and its
+    observers fail on data-dependent checks (GuardOnDataDependentSymNode,
+    torch 2.13); called directly, they calibrate."""
 
     def call_function(self, target, args, kwargs):
         if target is _COND:
             predicate, true_branch, false_branch, operands = args
-            return (true_branch if bool(predicate) else false_branch)(*operands)
+            return _EagerCond(true_branch if bool(predicate) else false_branch).run(*operands)
         return super().call_function(target, args, kwargs)
+
+
+def _prepare_branches(gm: torch.fx.GraphModule, q) -> None:
+    """prepare_pt2e does not descend into cond branches: prepare each branch graph (and its own branches)."""
+    for name in _cond_branches(gm):
+        branch = prepare_pt2e(getattr(gm, name), q)
+        _prepare_branches(branch, q)
+        gm.set_submodule(name, branch)
+
+
+def _convert(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
+    """convert_pt2e of a prepared graph and, first, of its branch graphs, at every depth."""
+    branches = {name: _convert(getattr(gm, name)) for name in _cond_branches(gm)}
+    converted = convert_pt2e(gm)
+    for name, branch in branches.items():
+        converted.set_submodule(name, branch)
+    return converted
 
 
 def _quantize_with_branches(captured: torch.fx.GraphModule, q, samples) -> torch.fx.GraphModule:
     """PT2E for a graph with torch.cond: prepare_pt2e does not descend into
-    the branch graphs, so each branch is prepared and converted as a graph of
-    its own (one level of nesting); the calibration samples must visit both branches."""
+    the branch graphs, so each branch (a nested cond's too) is prepared and
+    converted as a graph of its own; the calibration samples must visit every branch."""
     prepared = prepare_pt2e(captured, q)
-    branches = _cond_branches(prepared)
-    for name in branches:
-        prepared.set_submodule(name, prepare_pt2e(getattr(prepared, name), q))
+    _prepare_branches(prepared, q)
     for sample in samples:
         _EagerCond(prepared).run(*sample)
-    converted_branches = {name: convert_pt2e(getattr(prepared, name)) for name in branches}
-    converted = convert_pt2e(prepared)
-    for name, branch in converted_branches.items():
-        converted.set_submodule(name, branch)
-    return converted
+    return _convert(prepared)

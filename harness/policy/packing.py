@@ -28,5 +28,5 @@ from harness.policy.limits import MAX_CASE_ELEMENTS
 PACK_SIZE = 16
 PACK_ELEMENTS = MAX_CASE_ELEMENTS // 4
 PACKABLE_FAMILIES = ("tosa",)
-UNPACKABLE_CONTEXTS = ("cond",)
+UNPACKABLE_CONTEXTS = ("cond", "cond-nested")  # harness.policy.targets.CONTROL_FLOW_CONTEXTS
 PACKABLE_OUTCOMES = frozenset({"mismatch"})  # the known issues a pack may hold

@@ -87,6 +87,10 @@ def get_target(name: str) -> Target:
     return TARGETS[name]
 
 
+# The contexts with torch.cond, and how many copies of the conv their branches hold (one per branch).
+CONTROL_FLOW_CONTEXTS = {"cond": 2, "cond-nested": 3}
+
+
 def check_case(target: Target, c) -> None:
     """ConfigError (one line) when config `c` is not a case of `target` at all (as opposed to one the target
     refuses, which is an expected rejection): a scheme it has no profile for, dims or control flow it cannot take."""
@@ -94,5 +98,5 @@ def check_case(target: Target, c) -> None:
         raise ConfigError(f"target {target.name} runs the schemes {', '.join(target.schemes)}, not {c.scheme}")
     if c.dynamic != "none" and not target.dynamic:
         raise ConfigError(f"target {target.name} takes static shapes only, not dy {c.dynamic}")
-    if c.context == "cond" and not target.control_flow:
-        raise ConfigError(f"target {target.name} has no control flow: cx cond is not a case of it")
+    if c.context in CONTROL_FLOW_CONTEXTS and not target.control_flow:
+        raise ConfigError(f"target {target.name} has no control flow: cx {c.context} is not a case of it")
