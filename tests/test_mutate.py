@@ -240,12 +240,12 @@ def test_a_carried_kill_follows_its_mutant_when_indices_move(tmp_path):
 def test_every_listed_equivalent_names_mutants_of_the_installed_passes():
     """The policy stays true to the source it was written for: each entry matches at least one mutant."""
     from harness.mutate.catalog import source_file
-    from harness.mutate.equivalents import load, lookup
+    from harness.mutate.equivalents import load, lookup_at
 
     for e in load():
         text = source_file(e.target).read_text().splitlines()
         hits = [m for m in mutants_of(e.target)
-                if lookup(e.target, m.function, text[m.line - 1], m.operator, m.description, (e,), text[m.line - 2])]
+                if lookup_at(e.target, m.function, m.line, m.operator, m.description, text, (e,))]
         assert hits, f"{e.function}: {e.source} matches no mutant"
         assert {m.function for m in hits} == set(e.function)
 
@@ -379,12 +379,12 @@ def test_listed_mutants_need_not_run_unless_a_case_reaches_an_unreachable_one():
     """--skip-listed: an equivalent mechanism holds on any case, so a large tier need not run it; a mutant listed
     as unreachable still runs where the trace shows a case reaching it (the listing would then be wrong)."""
     from harness.config import parse_descriptor
-    from harness.mutate.equivalents import lookup
+    from harness.mutate.equivalents import lookup_at
     from harness.mutate.run import listed_rows
 
     text = source_file("rewrite_conv_pass").read_text().splitlines()
-    listed = {mutant_name("rewrite_conv_pass", m.index): lookup("rewrite_conv_pass", m.function, text[m.line - 1],
-                                                               m.operator, m.description, previous=text[m.line - 2])
+    listed = {mutant_name("rewrite_conv_pass", m.index): lookup_at("rewrite_conv_pass", m.function, m.line,
+                                                                  m.operator, m.description, text)
               for m in mutants_of("rewrite_conv_pass")}
     listed = {name: e for name, e in listed.items() if e is not None}
     unreachable = {name for name, e in listed.items() if e.kind == "unreachable"}

@@ -259,7 +259,7 @@ def ethos_u(name: str, target: Target) -> list[ConvConfig]:
     none). Smoke: one base per branch of the conv passes (what the canaries reach) and the target's
     documented limits, at each limit and one past it. Nightly: every edge case, rejection, data set, the
     contexts, every activation x merge of the context grammar on the 2D base (Vela compiles each fused
-    chain its own way), the grid, 100 random cases. Full: every context on every edge base, the grid in
+    chain its own way), the grid, 400 random cases. Full: every context on every edge base, the grid in
     every scheme."""
     schemes = tuple(s for s in target.schemes if not SCHEMES[s].mirrors)  # mirrors follow in sweep()
     cases = [parse_descriptor(f"{b}_q{s}") for b in SMOKE_BASES for s in schemes]

@@ -96,6 +96,7 @@ class Judge:
         else:
             self.ref64, self.bound = oracles.fp64_with_bound(model, tensors.inputs)
             self.has_bias = self.context.has_bias(tensors.bias)
+            self.roundings = model.format_roundings()  # the ops after the conv, rounded in the output's format
             self.reference = self.ref64.numpy()
 
     @staticmethod
@@ -142,13 +143,13 @@ class Judge:
             return Expectation(expected, np.zeros(expected.shape), "the exactly rounded result (exact data)")
         if s.rule == DOT_PRODUCT_CAST_RULE:
             limit = compare.cast_limits(self.ref64, self.bound, ks, self.has_bias, s.name, self.acc, s.conv_format,
-                                        self.model.format_roundings())
+                                        self.roundings)
         else:
             limit = compare.dot_product_abs_limits(self.ref64, self.bound, ks, self.has_bias, s.name, self.acc,
-                                                   self.model.format_roundings())
+                                                   self.roundings)
         return Expectation(self.ref64.numpy(), limit, f"the TOSA DOT_PRODUCT rule's per-element limit for {s.name} "
                            f"with a {self.acc} accumulator, against fp64 (KS {ks}, "
-                           f"{self.model.format_roundings()} further roundings)")
+                           f"{self.roundings} further roundings)")
 
     def _localize(self, metrics: dict, diff: np.ndarray) -> None:
         if self.context.conv_layout and diff.shape[2:] == self.border.shape and diff.any():
@@ -220,9 +221,9 @@ class Judge:
         s = self.scheme
         if s.rule == DOT_PRODUCT_CAST_RULE:
             return compare.dot_product_cast(output, self.ref64, self.bound, ks, self.has_bias, s.name, self.acc,
-                                            s.conv_format, self.model.format_roundings())
+                                            s.conv_format, self.roundings)
         return compare.dot_product(output, self.ref64, self.bound, ks, self.has_bias, s.name, self.acc,
-                                   self.model.format_roundings())
+                                   self.roundings)
 
     def _exact_rule(self) -> bool:
         """Exact data, exact arithmetic, and every partial sum (an integer no
@@ -236,8 +237,8 @@ class Judge:
         s = self.scheme
         if s.rule == DOT_PRODUCT_CAST_RULE:
             limits = compare.cast_limits(self.ref64, self.bound, ks, self.has_bias, s.name, self.acc, s.conv_format,
-                                         self.model.format_roundings())
+                                         self.roundings)
             return np.abs(output.double().numpy() - self.ref64.numpy()) > limits
         per_element = compare.dot_product_errors(output, self.ref64, self.bound, s.name)
         return np.abs(per_element) > compare.dot_product_limit(ks, self.has_bias, s.name, self.acc,
-                                                               self.model.format_roundings())
+                                                               self.roundings)

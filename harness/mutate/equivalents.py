@@ -63,3 +63,10 @@ def lookup(target: str, function: str, source: str, operator: str, description: 
         if e.matches(target, function, source, operator, description, previous):
             return e
     return None
+
+
+def lookup_at(target: str, function: str, line: int, operator: str, description: str, lines: list[str],
+              listed: tuple[Equivalent, ...] | None = None) -> Equivalent | None:
+    """`lookup` of the change at 1-based `line` of the target's source `lines` (and the line before it)."""
+    previous = lines[line - 2] if line > 1 else ""
+    return lookup(target, function, lines[line - 1], operator, description, listed, previous)

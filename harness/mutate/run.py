@@ -238,13 +238,13 @@ def renamed(rows: list[dict], current: dict[tuple, str] | None) -> dict[str, Mut
 def listed_rows(targets: list[str], configs: list[ConvConfig], reached: Trace) -> dict[str, MutantResult]:
     """The mutants the equivalents policy lists, as rows that need not run: an equivalent or defensive
     mechanism holds on any case. An unreachable one is left out (so it runs) when a case reaches it."""
-    from harness.mutate.equivalents import lookup
+    from harness.mutate.equivalents import lookup_at
 
     rows = {}
     for t in targets:
         text = source_file(t).read_text().splitlines()
         for m in mutants_of(t):
-            e = lookup(t, m.function, text[m.line - 1], m.operator, m.description, previous=text[m.line - 2])
+            e = lookup_at(t, m.function, m.line, m.operator, m.description, text)
             if e is None or (e.kind == "unreachable" and reaching(m, t, configs, reached)):
                 continue
             name = mutant_name(t, m.index)
@@ -256,7 +256,7 @@ def listed_rows(targets: list[str], configs: list[ConvConfig], reached: Trace) -
 def mark_equivalents(rows: list[MutantResult]) -> None:
     """Survivors and unreached mutants listed in the policy become `equivalent`, with the listed reason; a
     listed mutant that a case killed stays killed, and its reason says the listing is wrong."""
-    from harness.mutate.equivalents import lookup
+    from harness.mutate.equivalents import lookup_at
 
     lines: dict[str, list[str]] = {}
     for row in rows:
@@ -264,8 +264,7 @@ def mark_equivalents(rows: list[MutantResult]) -> None:
             continue
         target = row.name.split(":")[1]
         text = lines.setdefault(target, source_file(target).read_text().splitlines())
-        e = lookup(target, row.function, text[row.line - 1], row.operator, row.description,
-                   previous=text[row.line - 2])
+        e = lookup_at(target, row.function, row.line, row.operator, row.description, text)
         if e is None:
             continue
         if row.status == "killed":

@@ -24,9 +24,10 @@ alone. `PACK_ELEMENTS` keeps a pack's tensors within one case's memory share
 from __future__ import annotations
 
 from harness.policy.limits import MAX_CASE_ELEMENTS
+from harness.policy.targets import CONTROL_FLOW_CONTEXTS
 
 PACK_SIZE = 16
 PACK_ELEMENTS = MAX_CASE_ELEMENTS // 4
 PACKABLE_FAMILIES = ("tosa",)
-UNPACKABLE_CONTEXTS = ("cond", "cond-nested")  # harness.policy.targets.CONTROL_FLOW_CONTEXTS
+UNPACKABLE_CONTEXTS = tuple(CONTROL_FLOW_CONTEXTS)
 PACKABLE_OUTCOMES = frozenset({"mismatch"})  # the known issues a pack may hold
