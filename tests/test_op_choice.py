@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from harness.config import parse_descriptor
-from harness.judging.op_choice import expected_op, narrowed_accumulator, wrong_op, wrong_weight_type
+from harness.judging.op_choice import (expected_op, narrowed_accumulator, wrong_op, wrong_weight_quantization,
+                                      wrong_weight_type)
 
 
 def _c(d: str):
@@ -108,3 +109,17 @@ def test_an_a16w8_accumulator_read_through_int16_is_a_lowering_error_alone_and_p
         assert r.outcome.value == "lowering_error" and "narrowed to INT16" in r.reason, (canary, r.reason)
     assert all("narrowed to INT16" in r.reason for r in run_pack(cases, 0, "tosa", canary=direct)[:1])
     assert all(r.green for r in run_pack(cases, 0, "tosa"))
+
+
+def test_a_weight_quantized_like_an_activation_is_named():
+    """A cond's captured weight is quantized per tensor and asymmetric (int-cond-constants-share-activation-
+    observer): the fake-quant model does the same, so only this check sees it."""
+    c = parse_descriptor("conv2d_ic8_oc8_i12x12_k3_p1_qa8w8_cxcond")
+    assert wrong_weight_quantization(c, True, 0, (0,) * 8, -127, 127) == ""
+    assert wrong_weight_quantization(c, False, None, (0,), -127, 127) == ""
+    assert wrong_weight_quantization(c, True, None, (-4,), -128, 127) == (
+        "the conv's weight is quantized per tensor and asymmetric (zero point -4, range -128..127); scheme a8w8 "
+        "calls for symmetric per-channel weights")
+    assert "asymmetric (zero point 0, range -128..127)" in wrong_weight_quantization(c, False, None, (0,), -128, 127)
+    assert wrong_weight_quantization(c, True, 0, (0, 1), -127, 127).startswith(
+        "the conv's weight is quantized asymmetric (zero point [0, 1]")

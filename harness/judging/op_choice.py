@@ -59,6 +59,24 @@ def wrong_weight_type(c: ConvConfig, weight_types: list[str] | tuple[str, ...], 
     return f"the conv weights are {got}; scheme {c.scheme} calls for {expected} weights"
 
 
+def wrong_weight_quantization(c: ConvConfig, per_channel: bool, axis: int | None, zero_points: tuple[int, ...],
+                              qmin: int, qmax: int) -> str:
+    """'' if the conv's weight is quantized as the scheme declares: symmetric (zero points 0 over a range
+    -qmax..qmax) and, for a per-channel scheme, per channel; else one line naming what the quantizer did.
+    A weight quantized like an activation (asymmetric, per tensor) still matches the fake-quant model bit
+    for bit, and often clears the SQNR floor, so only this check sees it."""
+    got = []
+    if per_channel and axis is None:
+        got.append("per tensor")
+    if any(zero_points) or qmin != -qmax:
+        zp = sorted(set(zero_points))
+        got.append(f"asymmetric (zero point {zp[0] if len(zp) == 1 else zp}, range {qmin}..{qmax})")
+    if not got:
+        return ""
+    return (f"the conv's weight is quantized {' and '.join(got)}; scheme {c.scheme} calls for symmetric "
+            f"{'per-channel' if per_channel else 'per-tensor'} weights")
+
+
 # RewriteConvPass narrows a conv1d's accumulator before its INT32 consumers by design: the lifted conv's
 # rank-changing view sits between, and a widened fork would give Vela a second full transpose of the output.
 NARROWING_RANKS = (1,)

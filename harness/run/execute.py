@@ -19,7 +19,7 @@ import torch
 
 from harness.cases.canaries import injected
 from harness.config import ConvConfig
-from harness.judging.op_choice import narrowed_accumulator, wrong_op, wrong_weight_type
+from harness.judging.op_choice import narrowed_accumulator, wrong_op, wrong_weight_quantization, wrong_weight_type
 from harness.policy.schemes import SCHEMES
 from harness.policy.targets import DEFAULT_TARGET, get_target
 from harness.results.case_result import CaseResult, Outcome, versions
@@ -78,7 +78,21 @@ def judged_observation(p: stages.Prepared, artifact, outputs, timings: dict, kee
         if verdict.outcome is Outcome.MISMATCH:
             break
     j = stages.combine(verdicts)
+    wrong = weight_quantization(p) if j.outcome is Outcome.PASS else ""
+    if wrong:  # after the numbers: a case whose numbers are wrong says that first
+        return Observation(Outcome.LOWERING_ERROR, wrong, j.rule, {**metrics, **j.metrics}, stage="quantize",
+                           error=wrong, error_type="WrongWeightQuantization")
     return Observation(j.outcome, j.reason, j.rule, {**metrics, **j.metrics})
+
+
+def weight_quantization(p: stages.Prepared) -> str:
+    """'' unless the quantizer quantized the conv's weight otherwise than its scheme declares."""
+    q = p.quantized.qparams if p.quantized is not None else None
+    if q is None:
+        return ""
+    w = q.weight
+    return wrong_weight_quantization(p.config, SCHEMES[p.config.scheme].quantizer.per_channel, w.axis,
+                                     w.zero_points, w.qmin, w.qmax)
 
 
 def failed_observation(e: Exception, metrics: dict, keep: dict) -> Observation:
