@@ -89,3 +89,16 @@ def test_low_precision_schemes_hold_representable_values(scheme):
     dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}[scheme]
     for x in (t.inputs[0], t.weight, t.bias):
         assert torch.equal(x.to(dtype).float(), x)
+
+
+@pytest.mark.lowering
+def test_silent_puts_the_bias_just_past_the_int32_limit_of_its_scale():
+    """Zero input and weights: both observers floor their scale at eps (2^-16), so the bias scale is 2^-32 and
+    the int32 bias holds |b| <= 0.5; the data put the outermost biases 2^-10 past that, at both ends."""
+    from harness.case.data import SILENT_BIAS_EPS
+
+    _, t, q = _quantized(f"{BASE}_qa8w8_dssilent")
+    assert not t.inputs[0].any() and not t.weight.any()
+    assert q.input.scale == 2**-16 and set(q.weight.scales) == {2**-16}
+    assert t.bias.min().item() == -(0.5 + SILENT_BIAS_EPS) and t.bias.max().item() == 0.5 + SILENT_BIAS_EPS
+    assert make_tensors(parse_descriptor(f"{BASE}_qa8w8_dssilent"), 7).bias.equal(t.bias)  # no seed in it

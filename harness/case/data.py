@@ -21,6 +21,10 @@ normal data hides:
 * special: zeros, a constant and +-extremes in the input; an all-zero output
   channel (with zero bias: its output must be exactly zero), a constant
   channel and a single-spike channel in the weights.
+* silent (named cases only): input and weights all zero, a pruned conv fed by
+  a dead activation, so the output is the bias. The observers floor both scales
+  at eps (2^-16), so the int32 bias, at s_x * s_w = 2^-32, holds |b| <= 0.5
+  only; the biases run from -(0.5 + 2^-10) to 0.5 + 2^-10, just past both ends.
 * captured: a model's real weights and the activations that reached the conv
   (`harness.case.captured`), read from the file the case names.
 """
@@ -37,6 +41,11 @@ from harness.case.captured import load as load_captured
 from harness.case.registry import CONTEXTS
 from harness.config import ConfigError, ConvConfig
 from harness.policy.schemes import SCHEMES
+
+# `silent` biases run linearly to 2^-10 past the int32 bias limit of 0.5 (2^31 steps of 2^-32): past it by a
+# quarter of the output's step (1/255 of the bias range), so a lowering that saturates there stays within 1 LSB
+# and one that wraps to the other end is ~255 LSB off.
+SILENT_BIAS_EPS = 2**-10
 
 
 def scheme_dtype(scheme: str) -> torch.dtype | None:
@@ -166,6 +175,10 @@ def make_tensors(c: ConvConfig, seed: int, data_file: str = "") -> CaseTensors:
             w = _from_out_channel_view(c, v * skew.reshape(-1, *[1] * (v.dim() - 1)))
         elif c.dataset == "offset":
             x = 3.0 + 0.5 * torch.randn(shape_x, generator=gx)
+        elif c.dataset == "silent":
+            x, w = torch.zeros(shape_x), torch.zeros(shape_w)
+            edge = 0.5 + SILENT_BIAS_EPS
+            b = torch.linspace(-edge, edge, c.out_channels) if c.out_channels > 1 else torch.full((1,), edge)
         elif c.dataset == "special":
             x = _special_input(shape_x, gx)
             w = _special_weight(c, gw)
