@@ -77,6 +77,7 @@ def test_conv_in_both_branches_of_a_cond_is_quantized_and_lowered():
     t, q = p.tensors, p.quantized
     assert len(t.calibration) == 2 and (t.calibration[1][0] == -t.calibration[0][0]).all()  # both branches
     assert len(q.convs) == 2 and all(p is not None for p in q.convs)
-    r = run_case(c)
-    assert r.outcome is Outcome.PASS, r.reason
+    r = run_case(c)  # the numbers pass; the weight is quantized like an activation, as the quantizer does in a cond
+    assert r.outcome is Outcome.KNOWN_ISSUE and r.issue == "int-cond-constants-share-activation-observer", r.reason
+    assert r.reason.startswith("the conv's weight is quantized per tensor and asymmetric"), r.reason
     assert "COND_IF" in r.tosa_ops and r.conv_ops == ["CONV2D", "CONV2D"]
