@@ -240,9 +240,8 @@ class Cond(Context):
 
     def calibration(self, samples: tuple) -> tuple:
         """x and -x: the predicate is the input's sign, and each branch must see data (|x| + 1 where the
-        input is all zero). Nested: |x| + 1 for
-        the inner true branch (mean above 1), |x| scaled to mean 1/2 for the inner false one, and
-        -(2|x| + 1) for the outer false branch alone. Each boundary's observer is shared by the cond's
+        input is all zero). Nested: |x| + 1 for the inner true branch (mean above 1), |x| scaled to mean
+        1/2 for the inner false one, and -(2|x| + 1) for the outer false branch alone. Each boundary's observer is shared by the cond's
         operands (the input, the captured weight and bias) and its output, so with data only the outer
         boundary sees, the two boundaries settle on different qparams, as a network's branches do, and a
         constant that crosses both is rescaled between them (RewriteConvPass's control-flow bias chain)."""
