@@ -241,21 +241,22 @@ class Cond(Context):
     def calibration(self, samples: tuple) -> tuple:
         """x and -x: the predicate is the input's sign, and each branch must see data (|x| + 1 where the
         input is all zero). Nested: |x| + 1 for the inner true branch (mean above 1), |x| scaled to mean
-        1/2 for the inner false one, and -(2|x| + 1) for the outer false branch alone. Each boundary's observer is shared by the cond's
-        operands (the input, the captured weight and bias) and its output, so with data only the outer
-        boundary sees, the two boundaries settle on different qparams, as a network's branches do, and a
-        constant that crosses both is rescaled between them (RewriteConvPass's control-flow bias chain)."""
-        if not self.nested:
-            mirrored = samples + tuple((-sample[0], *sample[1:]) for sample in samples)
-            if any(sample[0].sum() > 0 for sample in mirrored):
-                return mirrored
-            return mirrored + tuple((sample[0].abs() + 1, *sample[1:]) for sample in samples)  # all-zero input
+        1/2 for the inner false one, and -(2|x| + 1) for the outer false branch alone. Each boundary's
+        observer is shared by the cond's operands (the input, the captured weight and bias) and its output,
+        so with data only the outer boundary sees, the two boundaries settle on different qparams, as a
+        network's branches do, and a constant that crosses both is rescaled between them (RewriteConvPass's
+        control-flow bias chain)."""
+        mirrored = samples + tuple((-sample[0], *sample[1:]) for sample in samples)
+        if not self.nested and any(sample[0].sum() > 0 for sample in mirrored):
+            return mirrored
         more = []
         for x, *rest in samples:
-            mean = x.abs().mean()
-            half = x.abs() / (2 * mean) if mean > 0 else torch.full_like(x, 0.5)
-            more += [(-x, *rest), (x.abs() + 1, *rest), (half, *rest), (-(2 * x.abs() + 1), *rest)]
-        return samples + tuple(more)
+            more.append((x.abs() + 1, *rest))
+            if self.nested:
+                mean = x.abs().mean()
+                half = x.abs() / (2 * mean) if mean > 0 else torch.full_like(x, 0.5)
+                more += [(half, *rest), (-(2 * x.abs() + 1), *rest)]
+        return mirrored + tuple(more)
 
     def forward(self, m, x):
         if self.nested:  # sum > numel: a mean inside a nested branch fails DecomposeMeanDimPass on 1.5.1
