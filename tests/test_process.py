@@ -1,7 +1,8 @@
-"""Process set-up: the speed-ups change nothing, and stay off on a torch they were not written for.
+"""Process set-up: the speed-ups change nothing; the heap and the libraries' caches are released.
 
-Byte-identical flatbuffers with and without them, for cases alone (quantized, transposed, 3D, padding
-modes, control flow, dynamic shapes) and for a pack.
+Byte-identical flatbuffers with and without the speed-ups, for cases alone (quantized, transposed, 3D,
+padding modes, control flow, dynamic shapes) and for a pack. (What happens when one cannot apply:
+tests/speedups/test_state.py.)
 """
 
 from __future__ import annotations
@@ -31,7 +32,9 @@ from harness.config import parse_descriptor
 from harness.policy.targets import get_target
 from harness.run import process, stages
 process.setup_process()
-print("speedups", process._INSTALLED)
+from harness.speedups import skip_retrace, state
+print("speedups", state.current().summary())
+skip_retrace.SKIPPED[0] = 0  # not the end-to-end proof's lowerings
 for d in sys.argv[1:]:
     p = stages.prepare(parse_descriptor(d), 0, get_target("tosa"))
     a = stages.lower(p)
@@ -42,7 +45,7 @@ ps = [stages.prepare(parse_descriptor(d), 0, get_target("tosa")) for d in PACKED
 packed = pack_programs([p.program for p in ps], [p.example_inputs for p in ps])
 a = lower(packed.module, packed.inputs, "a8w8", get_target("tosa"))
 print("packed", [hashlib.sha256(b).hexdigest()[:16] for b in a.tosa])
-from harness.lowering import skip_retrace
+from harness.speedups import skip_retrace
 print("skipped", skip_retrace.SKIPPED[0])
 """
 
@@ -56,31 +59,10 @@ def _lowered(no_speedups: bool) -> list[str]:
 @pytest.mark.lowering
 def test_lowering_is_byte_identical_without_speedups():
     fast, slow = _lowered(False), _lowered(True)
-    assert fast[0] == "speedups True" and slow[0] == "speedups False"
+    assert fast[0] == "speedups all on" and slow[0] == "speedups all off"
     assert fast[1:-1] == slow[1:-1]
     assert len(fast) == len(CASES) + 3 and fast[-2].startswith("packed [")
     assert slow[-1] == "skipped 0" and fast[-1] == f"skipped {len(CASES) + 1}"  # one retrace a lowering
-
-
-def test_speedups_stay_off_on_another_torch_and_say_so_once(monkeypatch, capsys):
-    import torch
-
-    from harness.run import process
-
-    monkeypatch.setattr(process, "_INSTALLED", False)
-    monkeypatch.setattr(process, "_SAID", False)
-    monkeypatch.delenv("HARNESS_NO_SPEEDUPS", raising=False)
-    monkeypatch.setattr(torch, "__version__", "2.14.0+cpu")
-    assert process.speedups_state() == "off (written against torch 2.13.0, this is torch 2.14.0)"
-    process.install()
-    process.install()
-    assert not process._INSTALLED
-    err = capsys.readouterr().err
-    assert err.count("torch speed-ups off (written against torch 2.13.0, this is torch 2.14.0)") == 1
-    monkeypatch.setattr(torch, "__version__", "2.13.0+cpu")
-    assert process.speedups_state() == "on"
-    monkeypatch.setenv("HARNESS_NO_SPEEDUPS", "1")
-    assert process.speedups_state().startswith("off (HARNESS_NO_SPEEDUPS")
 
 
 def test_release_forgets_the_sources_of_compiled_graph_modules():
@@ -132,7 +114,7 @@ def test_the_heap_is_frozen_again_before_the_2nd_9th_and_65th_task_and_nested_on
     from harness.run import process
 
     events = []
-    monkeypatch.setattr(process, "_INSTALLED", True)
+    monkeypatch.setattr(process, "_SETUP_DONE", True)
     monkeypatch.setattr(process, "_TASKS_DONE", 0)
     monkeypatch.setattr(process.gc, "collect", lambda *a: events.append("collect"))
     monkeypatch.setattr(process.gc, "freeze", lambda: events.append(f"freeze before task {process._TASKS_DONE + 1}"))
@@ -151,7 +133,7 @@ def test_the_heap_is_frozen_again_before_the_2nd_9th_and_65th_task_and_nested_on
     assert [case() if k % 2 else pack() for k in range(70)][:2] == ["results", "result"]
     assert [e for e in events if e != "collect"] == [f"freeze before task {n}" for n in (2, 9, 65)]
     assert events.count("collect") == 3 and process._DEPTH == 0 and process._TASKS_DONE == 70
-    monkeypatch.setattr(process, "_INSTALLED", False)  # HARNESS_NO_SPEEDUPS: the collector as torch left it
+    monkeypatch.setattr(process, "_SETUP_DONE", False)  # a process that was never set up: the collector as it is
     monkeypatch.setattr(process, "_TASKS_DONE", 1)
     case()
     assert len(events) == 6

@@ -8,7 +8,8 @@ the installed one except `backends/arm`, a copy of the commit's. The case runs
 in a subprocess under that overlay (`harness.bisect.versions.run_case_under`)
 and the step exits 0 (passes), 1 (fails with the bad commit's signature) or
 125 (cannot be tested: the sources do not import, or it fails another way),
-which is `git bisect run`'s protocol. The rest of ExecuTorch (exir, the
+which is `git bisect run`'s protocol; a `harness_error` (the harness's own code
+failed) is 125 too, never good or bad. The rest of ExecuTorch (exir, the
 compiled parts) stays the installed release's, so the bisection is over the
 Arm backend's history only; a commit that needs a newer core is untestable.
 """
@@ -99,6 +100,8 @@ def try_commit(tree: Path, descriptor: str, seed: int, target: str, signature: s
         return SKIP, why
     if result["actual_outcome"] == "pass":
         return GOOD, "pass"
+    if result["actual_outcome"] == "harness_error":  # the harness's own failure says nothing of the commit
+        return SKIP, f"the harness's own code failed there: {result.get('reason', '')[:200]}"
     sig = _signature(result)
     if signature is None or sig == signature:
         return BAD, sig

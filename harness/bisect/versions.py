@@ -12,9 +12,13 @@ overlay was used). The installed release needs no overlay.
 A release is good when the case passes under it, bad when it fails with the
 bad release's failure signature (`harness.bisect.shrink.Signature`), and
 untestable when it cannot be installed, the harness cannot import under it,
-or the case fails another way (the verdict says how). Binary search between
---good and --bad skips untestable releases; when --good is the newer, the
-search names the release that fixed the case.
+the harness's own code failed the case there (`harness_error`: never the
+release's doing), or the case fails another way (the verdict says how). Each
+trial keeps its signature and says whether it failed the same way as the bad
+end. Binary search between --good and --bad skips untestable releases; when
+--good is the newer, the search names the release that fixed the case. A
+case that passes at both ends gives no bisection but the answer that no
+release differs.
 """
 
 from __future__ import annotations
@@ -108,6 +112,7 @@ class Trial:
     seconds: float = 0.0
     overlay_seconds: float = 0.0
     overlay_reused: bool = True
+    same_failure: bool = False  # failed with the bad end's signature
 
 
 def run_case_under(path: Path | None, descriptor: str, seed: int, target: str, timeout: float = 1800) -> tuple[dict | None, str]:
@@ -136,6 +141,8 @@ def judge_release(version: str, result: dict | None, why: str, bad_signature: st
         return "untestable", f"the case ran under {PACKAGE} {ran}, not {version}: the overlay did not take"
     if result["actual_outcome"] == "pass":
         return "good", ""
+    if result["actual_outcome"] == "harness_error":
+        return "untestable", f"the harness's own code failed there: {result.get('reason', '')[:200]}"
     sig = _signature(result)
     if bad_signature is None or sig == bad_signature:
         return "bad", result.get("reason", "")[:200]
@@ -160,6 +167,8 @@ class ReleaseBisection:
     first: str = ""  # the first bad release (regression) or the first good one (fix)
     candidates: list[str] = field(default_factory=list)  # when untestable releases leave it open
     error: str = ""
+    signature: str = ""  # the bad end's failure
+    no_difference: bool = False  # the case passes at both ends: no release to name
 
 
 def bisect_releases(descriptor: str, good: str, bad: str, seed: int = 0, target: str = "tosa",
@@ -179,9 +188,10 @@ def bisect_releases(descriptor: str, good: str, bad: str, seed: int = 0, target:
         else:
             result, why = run_case_under(path, descriptor, seed, target)
             verdict, detail = judge_release(version, result, why, bad_signature)
-            t = Trial(version, verdict, result["actual_outcome"] if result else "",
-                      _signature(result) if result and result["actual_outcome"] != "pass" else "", detail,
-                      time.perf_counter() - start, spent, reused)
+            sig = _signature(result) if result and result["actual_outcome"] != "pass" else ""
+            t = Trial(version, verdict, result["actual_outcome"] if result else "", sig, detail,
+                      time.perf_counter() - start, spent, reused,
+                      same_failure=bool(bad_signature) and sig == bad_signature)
         tried[version] = t
         report.trials.append(t)
         if say:
@@ -189,10 +199,19 @@ def bisect_releases(descriptor: str, good: str, bad: str, seed: int = 0, target:
         return t
 
     end = trial(bad, None)
-    if end.verdict != "bad":
-        report.error = f"the case does not fail under --bad {bad}: {end.outcome or end.detail}"
+    if end.verdict == "good":
+        start = trial(good, None)
+        if start.verdict == "good":
+            report.no_difference = True
+        else:
+            report.error = (f"the case passes under --bad {bad} and does not under --good {good} "
+                            f"({start.signature or start.detail}): swap them")
         return report
-    signature = end.signature
+    if end.verdict != "bad":
+        report.error = f"the case cannot be tested under --bad {bad}: {end.detail}"
+        return report
+    signature = report.signature = end.signature
+    end.same_failure = True
     start = trial(good, signature)
     if start.verdict != "good":
         report.error = f"the case does not pass under --good {good}: {start.outcome or ''} {start.detail}".strip()

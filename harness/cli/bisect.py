@@ -78,7 +78,9 @@ def _print_trial(t) -> None:
     where = "installed" if t.overlay_seconds == 0 and t.overlay_reused else \
         f"overlay {'reused' if t.overlay_reused else 'installed'} in {t.overlay_seconds:.1f} s"
     what = t.signature or t.outcome or "-"
-    print(f"  {t.version:10s} {t.verdict:10s} {what:45s} {t.seconds:6.1f} s ({where})"
+    if t.signature:
+        what += " (the bad end's failure)" if t.same_failure else " (another failure)" if t.verdict != "bad" else ""
+    print(f"  {t.version:10s} {t.verdict:10s} {what:60s} {t.seconds:6.1f} s ({where})"
           + (f"\n             {t.detail}" if t.detail and t.verdict != "bad" else ""), flush=True)
 
 
@@ -96,14 +98,16 @@ def cmd_bisect_versions(args) -> int:
         return EXIT_FAIL
     if args.json:
         print(json.dumps(dataclasses.asdict(b)))
+    elif b.no_difference:
+        print(f"no release differs: the case passes under {args.good} and under {args.bad}")
     elif b.error:
         print(f"error:   {b.error}")
     elif b.first:
         what = "first bad release" if b.direction == "regression" else "first good release (the fix)"
-        print(f"{what}: {b.first}")
+        print(f"{what}: {b.first} (bad means: {b.signature})")
     else:
         print(f"undecided: the change is in one of {', '.join(b.candidates)} (the others could not be tested)")
-    return EXIT_OK if b.first else EXIT_FAIL
+    return EXIT_OK if b.first or b.no_difference else EXIT_FAIL
 
 
 def cmd_bisect_commits(args) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 from harness.cli.common import EXIT_FAIL, EXIT_OK
 from harness.config import parse_descriptor
@@ -116,6 +117,10 @@ def cmd_run(args) -> int:
 
     result = run_case(config, args.seed, args.target, keep_dir=args.keep, canary=args.canary, run_id=new_run_id(),
                       data_file=args.captured)
+    from harness.speedups import state
+
+    if state.current() is not None and state.current().off:
+        print(state.current().line(), file=sys.stderr)
     if args.json:
         print(result.to_json())
     else:

@@ -11,6 +11,7 @@ import argparse
 import os
 import sys
 
+from harness.blame import BackendImportError
 from harness.cli import bisect, cases, history, mutate, sweeps
 from harness.config import ConfigError
 from harness.history.db import DEFAULT_DB, HistoryError
@@ -202,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     try:
         return verbs[args.verb](args)
-    except (ConfigError, ResultsFileError, HistoryError) as e:
+    except (ConfigError, ResultsFileError, HistoryError, BackendImportError) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:  # `python -m harness list | head`

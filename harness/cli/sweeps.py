@@ -19,7 +19,14 @@ def _progress(total: int, enabled: bool):
 
         bar = tqdm(total=total, unit="case", dynamic_ncols=True, file=sys.stderr)
 
+    said: list[str] = []
+
     def on_result(r: CaseResult) -> None:
+        speedups = r.versions.get("harness-speedups", "all on")
+        if speedups != "all on" and speedups not in said:  # once a run (per distinct state)
+            said.append(speedups)
+            print(f"harness: speed-ups {speedups} in the workers (`python -m harness doctor` says why); results "
+                  "are those of the plain flow", file=sys.stderr)
         counts[r.outcome.value] += 1
         if bar is not None:
             bar.set_postfix_str(", ".join(f"{n} {k}" for k, n in counts.items()), refresh=False)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import torch
 from executorch.exir import EdgeCompileConfig, EdgeProgramManager, to_edge_transform_and_lower
 
-from harness.lowering import lazy_compile
+from harness.speedups import lazy_compile
 from harness.policy.targets import Target
 from harness.targets import backend
 from harness.tosa.graph import TosaSummary, read_tosa

@@ -24,7 +24,7 @@ from executorch.backends.arm.quantizer import (  # noqa: E402
 from executorch.backends.arm.quantizer.arm_quantizer import get_symmetric_a8w4_quantization_config  # noqa: E402
 from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e  # noqa: E402
 
-from harness.lowering import lazy_compile  # noqa: E402
+from harness.speedups import lazy_compile  # noqa: E402
 from harness.policy.schemes import SCHEMES  # noqa: E402
 from harness.policy.targets import Target  # noqa: E402
 from harness.qparams import QuantizedModel, read_quantized  # noqa: E402

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from harness.blame import harness_module, harness_origin, raising_frame
 from harness.cases.canaries import injected
 from harness.config import ConvConfig
 from harness.judging.op_choice import narrowed_accumulator, wrong_op, wrong_weight_quantization, wrong_weight_type
@@ -102,6 +103,11 @@ def failed_observation(e: Exception, metrics: dict, keep: dict) -> Observation:
                            error_type="RunnerError")
     keep["traceback"] = "".join(traceback.format_exception(e.error))
     cause = stages.root_cause(e.error)
+    module = harness_origin(e.error, cause)
+    if module is not None:  # the harness's own code raised it, whichever stage was running: never the backend's
+        return Observation(Outcome.HARNESS_ERROR, _one_line(f"harness: {module}: {type(cause).__name__}: {cause} "
+                                                            f"(during {e.stage})"),
+                           metrics=metrics, stage=e.stage, error=f"{e.error} {cause}", error_type=type(cause).__name__)
     return Observation(stages.STAGE_OUTCOME[e.stage], _one_line(str(e)), metrics=metrics, stage=e.stage,
                        error=f"{e.error} {cause}", error_type=type(cause).__name__)
 
@@ -154,11 +160,20 @@ def run_case(
             seen = _observe(config, seed, target, timings, keep, data_file)
     except Exception as e:  # noqa: BLE001 - a harness bug costs this case only, with its traceback
         keep["traceback"] = "".join(traceback.format_exception(e))
-        seen = Observation(Outcome.HARNESS_ERROR, _one_line(f"harness: {type(e).__name__}: {e}"), stage="harness",
-                           error_type=type(e).__name__)
+        module = harness_module(raising_frame(e.__traceback__)) or "harness"
+        seen = Observation(Outcome.HARNESS_ERROR, _one_line(f"harness: {module}: {type(e).__name__}: {e}"),
+                           stage="harness", error_type=type(e).__name__)
     release_graph_caches()
     timings["total"] = round(time.perf_counter() - start, 4)
     return case_result(config, seed, target, seen, timings, keep, keep_dir, canary, run_id, data_file)
+
+
+def result_versions() -> dict[str, str]:
+    """The versions a result carries: the libraries', and which speed-ups were on (proven not to change it)."""
+    from harness.speedups import state
+
+    installed = state.current()
+    return {**versions(), **({"harness-speedups": installed.summary()} if installed else {})}
 
 
 def case_result(config: ConvConfig, seed: int, target: str, seen: Observation, timings: dict, keep: dict,
@@ -171,7 +186,7 @@ def case_result(config: ConvConfig, seed: int, target: str, seen: Observation, t
         runner=get_target(target).runner, run_id=run_id, actual_outcome=verdict.actual_outcome, rule=seen.rule,
         rejection=verdict.rejection, issue=verdict.issue, stale=verdict.stale, stage=seen.stage,
         error_type=seen.error_type, canary=canary, data_file=str(data_file), metrics=seen.metrics,
-        tosa_ops=keep.get("tosa_ops", []), conv_ops=keep.get("conv_ops", []), timings_s=timings, versions=versions(),
+        tosa_ops=keep.get("tosa_ops", []), conv_ops=keep.get("conv_ops", []), timings_s=timings, versions=result_versions(),
         output_sha256=keep.get("output_sha256", ""), packed=packed,
     )
     if keep_dir is not None and not result.green:

@@ -122,7 +122,13 @@ def task_function(case_fn: str) -> Callable:
 
 
 def _worker_main(conn, case_fn: str, seed: int, target: str, keep_dir: str | None, canary: str, run_id: str) -> None:
-    run_task = task_function(case_fn)
+    from harness.blame import BackendImportError
+
+    try:
+        run_task = task_function(case_fn)
+    except BackendImportError as e:  # no case can run here: the parent stops the run with this line
+        conn.send(("unusable", str(e)))
+        return
     conn.send(("ready", rss_bytes()))
     while True:
         item = conn.recv()
@@ -229,6 +235,10 @@ def run_parallel(
                         kind, payload = w.conn.recv()
                     except (EOFError, OSError):
                         kind, payload = "dead", None
+                    if kind == "unusable":
+                        from harness.blame import BackendImportError
+
+                        raise BackendImportError(payload)
                     if kind == "ready":
                         w.ready = True
                         stats.startup_s.append(round(time.monotonic() - w.born, 3))

@@ -1,70 +1,53 @@
 """Process set-up: done once per process, never on a case's path.
 
 `setup_process()` makes torch deterministic and single-threaded, quiets the
-libraries' logs, does the heavy imports, installs the speed-ups below and
-freezes the import-time heap out of the garbage collector.
-`release_graph_caches()` runs after each case.
+libraries' logs, does the heavy imports, installs the speed-ups that pass
+their probes and the end-to-end proof (`harness.speedups`), and freezes the
+import-time heap out of the garbage collector. `release_graph_caches()` runs
+after each case.
 
-The speed-ups: model-independent work that torch repeats on every lowering,
-done once. They were written against torch 2.13.0 and replace parts of
-it, so on any other torch they stay off and say so once (a changed function
-body would otherwise be dropped silently); HARNESS_NO_SPEEDUPS=1 turns them
-off too. tests/test_process.py checks that the lowered flatbuffers are
-byte-identical either way.
-
-* `to_edge_transform_and_lower` calls `ExportedProgram.run_decompositions`
-  three times per case, and each call walks every operator namespace to list
-  the CompositeImplicitAutograd ops that may be preserved
-  (`torch._export.utils._collect_all_valid_cia_ops`): ~0.1 s a call, the same
-  answer every time. torch does not cache it because a custom op registered
-  later would change the answer, so the cache here is keyed on exactly that:
-  the registered namespaces and the number of CIA registrations in the C++
-  dispatcher. Any new registration invalidates it.
-* Each run_decompositions also overrides the kernels of the ~560 preservable
-  CIA ops and restores them, 12,000 `OperatorBase.py_impl` calls; each call
-  defines a closure annotated `Callable[_P, _T]`, and
-  `collections.abc.Callable[...]` is not cached, so 60% of that time went to
-  building annotation objects nobody reads. torch._ops gets a `Callable` whose
-  subscriptions are cached (and whose isinstance checks are unchanged). The
-  override itself now builds each op's entries once
-  (`harness.lowering.cia_override`).
-* The third run_decompositions of a lowering retraces a program with nothing
-  left to decompose; it is skipped on the test ExecuTorch uses to skip its
-  other one (`harness.lowering.skip_retrace`).
-* Every node created by a pass records its provenance: `NodeSource.__init__`
-  deep-copies the whole `from_node` history of the node it comes from, so the
-  cost grows with the square of the number of passes (10% of a case). Those
-  histories are only ever read after creation (ExecuTorch's and torchao's
-  debug-handle walkers), so sharing them instead of copying is equivalent.
-* The Arm quantizer's HistogramObserver searches its range with a tensor
-  indexing per 1e-5 quantile step (13% of a packed a8w8 case); the same
-  search over floats, with torch's float32 comparisons
-  (`harness.lowering.histogram_search`).
-* Every value torch.fx records is checked against `OpaqueBase` through a
-  weak-keyed registry and an MRO walk, 3-5 us each, ~25,000 times a pack;
-  the types that are not opaque are remembered (`harness.lowering.opaque_lookup`).
-* Each pass's graph module is compiled to Python at once, though the passes
-  interpret the graph and never run that code; during the lowering they
-  compile when first run instead (`harness.lowering.lazy_compile`).
+A process whose ExecuTorch cannot be imported at all (a source tree that
+needs a newer core, a broken overlay) raises `BackendImportError`, one line
+naming the module: no case can be run there, and none is blamed for it.
 """
 
 from __future__ import annotations
 
-import collections.abc
 import functools
 import gc
 import importlib
 import logging
-import os
-import sys
 import warnings
-import weakref
-
-SPEEDUPS_WRITTEN_FOR = "2.13.0"  # the torch whose functions the speed-ups replace
 
 _SETUP_DONE = False
-_INSTALLED = False
-_SAID = False
+
+# The end-to-end proof's sample: a float conv, a quantized one and a quantized transposed one (small: ~1 s).
+PROOF_SAMPLE = (
+    "conv2d_n1_ic4_oc4_g1_i8x8_k3x3_s1x1_p1x1_d1x1_b1_pmzeros_qfp32_dsnormal_cxnone",
+    "conv2d_n1_ic4_oc8_g1_i8x8_k3x3_s2x2_p1x1_d1x1_b1_pmzeros_qa8w8_dsnormal_cxrelu",
+    "tconv2d_n1_ic4_oc4_g1_i6x6_k3x3_s2x2_p1x1_op1x1_d1x1_b1_pmzeros_qa8w8-pt_dsnormal_cxnone",
+)
+
+
+def lower_proof_sample() -> list[str]:
+    """Per sample case, the sha256 of each flatbuffer it lowers to under whatever speed-ups are installed, or
+    how it failed (a release whose backend fails a sample still compares on the others, and on how it fails)."""
+    import hashlib
+
+    from harness.config import parse_descriptor
+    from harness.policy.targets import get_target
+    from harness.run import stages
+
+    digests = []
+    for descriptor in PROOF_SAMPLE:
+        try:
+            prepared = stages.prepare(parse_descriptor(descriptor), 0, get_target("tosa"))
+            digests.append(" ".join(hashlib.sha256(b).hexdigest() for b in stages.lower(prepared).tosa))
+        except stages.StageError as e:
+            digests.append(f"error: {e}"[:300])
+    if all(d.startswith("error: ") for d in digests):
+        raise RuntimeError(f"every sample failed to lower, e.g. {digests[0]}")
+    return digests
 
 
 def setup_process() -> None:
@@ -89,16 +72,7 @@ def setup_process() -> None:
         logging.getLogger(name).setLevel(logging.ERROR)
     logging.getLogger().setLevel(logging.ERROR)
     versions()
-    import harness.lowering.lower  # noqa: F401  - the heavy imports
-    import harness.lowering.quantize  # noqa: F401
-    from harness.policy.targets import TARGETS
-    from harness.runners.registry import get_runner
-    from harness.targets import backend
-
-    for target in TARGETS.values():
-        backend(target)
-        get_runner(target.runner)
-
+    _import_backend()
     install()
     gc.collect()
     gc.freeze()
@@ -121,9 +95,9 @@ def release_graph_caches() -> None:
         if hasattr(fn, "cache_clear"):
             fn.cache_clear()
     _release_generated_sources()
-    _release_shape_envs()
-    from harness.lowering import opaque_lookup
+    from harness.speedups import opaque_lookup, shape_envs
 
+    shape_envs.release()
     opaque_lookup.forget()
 
 
@@ -131,6 +105,38 @@ def release_graph_caches() -> None:
 REFREEZE_AFTER = (1, 8, 64)  # tasks done (see `one_task`)
 _DEPTH = 0
 _TASKS_DONE = 0
+
+
+def _import_backend() -> None:
+    """The heavy imports, and every target's backend: BackendImportError (one line) if ExecuTorch's cannot load."""
+    try:
+        import harness.lowering.lower  # noqa: F401
+        import harness.lowering.quantize  # noqa: F401
+        from harness.policy.targets import TARGETS
+        from harness.runners.registry import get_runner
+        from harness.targets import backend
+
+        for target in TARGETS.values():
+            backend(target)
+            get_runner(target.runner)
+    except ImportError as e:
+        from harness.blame import BackendImportError, describe_import_error
+
+        raise BackendImportError(describe_import_error(e)) from e
+
+
+def install():
+    """Install the speed-ups that pass their probes and the end-to-end proof (once); their state."""
+    from harness.speedups import state
+
+    return state.install(prove=lower_proof_sample)
+
+
+def speedups_line() -> str:
+    """The speed-ups' state in one line (after `setup_process`)."""
+    from harness.speedups import state
+
+    return state.current().line() if state.current() else "harness: speed-ups not installed yet"
 
 
 def one_task(fn):
@@ -152,7 +158,7 @@ def one_task(fn):
     @functools.wraps(fn)
     def run(*args, **kwargs):
         global _DEPTH, _TASKS_DONE
-        if _DEPTH == 0 and _INSTALLED and _TASKS_DONE in REFREEZE_AFTER:
+        if _DEPTH == 0 and _SETUP_DONE and _TASKS_DONE in REFREEZE_AFTER:
             gc.collect()
             gc.freeze()
         _DEPTH += 1
@@ -164,48 +170,6 @@ def one_task(fn):
                 _TASKS_DONE += 1
 
     return run
-
-
-_SHAPE_ENVS: "weakref.WeakSet | None" = None  # every live ShapeEnv (with the speed-ups on)
-_SHAPE_ENV_CACHES: tuple = ()  # ShapeEnv's per-method LRU caches
-
-
-def _track_shape_envs() -> None:
-    global _SHAPE_ENVS, _SHAPE_ENV_CACHES
-    from torch.fx.experimental.symbolic_shapes import ShapeEnv
-
-    _SHAPE_ENVS = weakref.WeakSet()
-    _SHAPE_ENV_CACHES = tuple(a for a in vars(ShapeEnv).values() if hasattr(a, "cache_clear"))
-    original = ShapeEnv.__init__
-
-    def __init__(self, *args, **kwargs):
-        original(self, *args, **kwargs)
-        _SHAPE_ENVS.add(self)
-
-    ShapeEnv.__init__ = __init__
-
-
-def _release_shape_envs() -> None:
-    """Let the collector free each case's ShapeEnv and FakeTensorMode.
-
-    A symbolic size is a C++ SymInt holding its Python SymNode, an edge the
-    collector cannot see; so the cycle ShapeEnv -> tracked fakes / dispatch
-    cache -> fake tensor -> C++ sizes -> SymNode -> ShapeEnv is never
-    collected, and a worker kept every dynamic-shape case's fake mode with its
-    graphs (measured: one ShapeEnv and one FakeTensorMode more per case, 13
-    after 12 cases; 1 and 1 with this). The per-method LRU caches of ShapeEnv
-    hold the last few environments as well. Nothing reads a case's
-    environment after the case; a pack's are released before its cases are
-    judged, which reads none.
-    """
-    if _SHAPE_ENVS is None:
-        return
-    for env in list(_SHAPE_ENVS):
-        getattr(env, "fake_tensor_cache", {}).clear()
-        if getattr(env, "tracked_fakes", None) is not None:
-            env.tracked_fakes.clear()
-    for cache in _SHAPE_ENV_CACHES:
-        cache.cache_clear()
 
 
 def _release_generated_sources() -> None:
@@ -229,123 +193,3 @@ def _release_generated_sources() -> None:
     for key in sources:
         linecache.cache.pop(key, None)
     sources.clear()
-
-
-def speedups_state() -> str:
-    """'on', or why they are off."""
-    import torch
-
-    if os.environ.get("HARNESS_NO_SPEEDUPS", "") not in ("", "0"):
-        return "off (HARNESS_NO_SPEEDUPS is set)"
-    running = torch.__version__.split("+")[0]
-    if running != SPEEDUPS_WRITTEN_FOR:
-        return f"off (written against torch {SPEEDUPS_WRITTEN_FOR}, this is torch {running})"
-    return "on"
-
-
-class _CachedCallableMeta(type):
-    """`Callable[...]` with memoized subscriptions; isinstance as before."""
-
-    _cache: dict = {}
-
-    def __getitem__(cls, params):
-        try:
-            return cls._cache[params]
-        except KeyError:
-            alias = cls._cache[params] = collections.abc.Callable[params]
-            return alias
-        except TypeError:  # unhashable parameters: no caching
-            return collections.abc.Callable[params]
-
-    def __instancecheck__(cls, obj) -> bool:
-        return isinstance(obj, collections.abc.Callable)
-
-    def __subclasscheck__(cls, sub) -> bool:
-        return issubclass(sub, collections.abc.Callable)
-
-
-class CachedCallable(metaclass=_CachedCallableMeta):
-    pass
-
-
-def install() -> None:
-    """Install the speed-ups if `speedups_state()` allows; say once if it does not."""
-    global _INSTALLED, _SAID
-    if _INSTALLED:
-        return
-    state = speedups_state()
-    if state != "on":
-        if not _SAID:
-            sys.stderr.write(f"harness: torch speed-ups {state}; results are the same, cases are slower\n")
-            _SAID = True
-        return
-    import torch
-    import torch._export.utils as export_utils
-    import torch.export.decomp_utils as decomp_utils
-    import torch.export.exported_program as exported_program
-
-    original = export_utils._collect_all_valid_cia_ops
-    cache: dict[tuple, frozenset] = {}
-
-    def collect_all_valid_cia_ops_cached() -> set:
-        key = (
-            tuple(torch.ops._dir),
-            len(torch._C._dispatch_get_registrations_for_dispatch_key("CompositeImplicitAutograd")),
-        )
-        if key not in cache:
-            cache.clear()
-            cache[key] = frozenset(original())
-        return set(cache[key])  # callers mutate their copy
-
-    exported_program._collect_all_valid_cia_ops = collect_all_valid_cia_ops_cached
-    decomp_utils._collect_all_valid_cia_ops = collect_all_valid_cia_ops_cached
-
-    import torch._ops
-
-    if torch._ops.Callable is collections.abc.Callable:
-        torch._ops.Callable = CachedCallable
-
-    _share_node_source_history()
-    from harness.lowering import cia_override, histogram_search, lazy_compile, opaque_lookup, skip_retrace
-
-    cia_override.install()
-    opaque_lookup.install()
-    skip_retrace.enable()
-
-    if not histogram_search.install():
-        sys.stderr.write(
-            f"harness: histogram search speed-up off (written for torchao {histogram_search.WRITTEN_FOR_TORCHAO})\n"
-        )
-
-    lazy_compile.enable()
-    _track_shape_envs()
-    _INSTALLED = True
-
-
-def _share_node_source_history() -> None:
-    from torch.fx import traceback as fx_traceback
-
-    NodeSource = fx_traceback.NodeSource
-    Action = fx_traceback.NodeSourceAction
-
-    def __init__(self, node, pass_name: str = "", action=None) -> None:
-        self.pass_name = pass_name
-        if action is None:
-            action = []
-        elif not isinstance(action, list):
-            action = [action]
-        for a in action:
-            if not isinstance(a, Action):
-                raise AssertionError(f"Expected NodeSourceAction, got {type(a)}")
-        self.action = action
-        if node:
-            self.node_info = self.NodeInfo(name=node.name, target=str(node.target), graph_id=id(node.graph))
-            # The one change: a new list sharing the (never mutated) history.
-            self.from_node = list(node.meta["from_node"]) if "from_node" in node.meta else []
-        else:
-            self.node_info = None
-            self.from_node = []
-        self._action_string = None
-        self._dict = None
-
-    NodeSource.__init__ = __init__

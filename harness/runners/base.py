@@ -13,8 +13,10 @@ from typing import Protocol
 
 import torch
 
+from harness.blame import Verdict
 
-class RunnerError(Exception):
+
+class RunnerError(Verdict):
     """The target rejected or failed to run the graph (never a pass)."""
 
 

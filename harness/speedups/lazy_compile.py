@@ -13,9 +13,11 @@ module `ExportedProgram.module()` builds (not while lowering: see `enable`). Unl
 still sets the pytree specs at once (torch.export reads `_out_spec` without
 calling the module).
 
-Installed by `harness.run.process.install` with the other speed-ups, so it
-is off on another torch and with HARNESS_NO_SPEEDUPS=1; tests/test_process.py
-checks that the flatbuffers are byte-identical either way.
+Probe: torch's lazy graph module has the hooks used here, and a graph
+module built lazily computes what the eager one does, with its source
+compiled on first call and its forward's signature restored by
+`compile_now`. The contexts work with it off too (they then only mark
+where the lowering runs, for `skip_retrace`).
 """
 
 from __future__ import annotations
@@ -23,16 +25,47 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Iterator
 
-_ENABLED = False
+from harness.speedups.base import Undo, need, patch
+
+_ENABLED = False  # installed in this process
 _ACTIVE = False
 _LOWERING = False
 
 
-def enable() -> None:
-    """Patch `GraphModule.__new__` (once) so that `during_lowering` can take effect."""
+def probe() -> str:
+    need("torch.fx._lazy_graph_module", "_LazyGraphModule._lazy_forward")
+    need("torch.fx._lazy_graph_module", "_LazyGraphModule.real_recompile")
+    need("torch.fx.graph", "_PyTreeCodeGen")
+    need("torch.export._unlift", "_StatefulGraphModule")
+    import inspect
+
+    import torch
+    from torch.fx._lazy_graph_module import _LazyGraphModule
+
+    def f(x, y):
+        return torch.relu(x) * y + 1
+
+    eager = torch.fx.symbolic_trace(f)
+    x, y = torch.randn(3), torch.randn(3)
+    undo = install() if not _ENABLED else (lambda: None)
+    try:
+        with during_quantization():
+            lazy, called = (torch.fx.GraphModule(eager, eager.graph) for _ in range(2))
+        if not isinstance(lazy, _LazyGraphModule):
+            return "a GraphModule built inside the context is not a lazy one"
+        compile_now(lazy)
+        if list(inspect.signature(lazy.forward).parameters) != ["x", "y"]:
+            return "compile_now does not restore the forward's signature"
+        if not torch.equal(called(x, y), eager(x, y)):
+            return "a lazily compiled graph module computes another value"
+    finally:
+        undo()
+    return ""
+
+
+def install() -> Undo:
+    """Patch `GraphModule.__new__` so that `during_lowering` can take effect."""
     global _ENABLED
-    if _ENABLED:
-        return
     import torch.fx.graph_module as graph_module
     from torch.fx._lazy_graph_module import _LazyGraphModule
     from torch.fx.graph import _PyTreeCodeGen
@@ -62,8 +95,15 @@ def enable() -> None:
             cls = (lazy if _LOWERING else lazy_outside_lowering).get(cls, cls)
         return original_new(cls, *args, **kwargs)
 
-    plain.__new__ = __new__
+    undo_new = patch(plain, "__new__", __new__)
     _ENABLED = True
+
+    def undo() -> None:
+        global _ENABLED
+        undo_new()
+        _ENABLED = False
+
+    return undo
 
 
 def lowering() -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from harness.lowering import lazy_compile, skip_retrace
+from harness.speedups import lazy_compile, skip_retrace
 
 
 class _Conv(torch.nn.Module):
@@ -54,9 +54,9 @@ def test_looks_inside_control_flow_branches():
 
 
 def test_skips_only_inside_the_lowering():
-    from harness.run.process import setup_process, speedups_state
+    from harness.speedups import state
 
-    setup_process()
+    st = state.current() or state.install()
     program = _inference(_Conv())
     table = {torch.ops.aten.tanh.default: None}
     outside = program.run_decompositions(table)
@@ -64,5 +64,15 @@ def test_skips_only_inside_the_lowering():
     with lazy_compile.during_lowering():
         inside = program.run_decompositions(table)
         retraced = program.run_decompositions({torch.ops.aten.relu.default: lambda x: torch.clamp_min(x, 0)})
-    assert (inside is program) == (speedups_state() == "on")
+    assert (inside is program) == ("skip_retrace" in st.on)
     assert retraced is not program
+
+
+def test_the_probe_asks_for_what_it_calls(monkeypatch):
+    import executorch.exir.graph_module as graph_module
+
+    assert skip_retrace.probe() == ""
+    monkeypatch.delattr(graph_module, "contains_any_call_fn_target_op")  # as on ExecuTorch 1.4
+    from harness.speedups.base import run_probe
+
+    assert run_probe(skip_retrace.probe) == "executorch.exir.graph_module has no contains_any_call_fn_target_op"

@@ -13,15 +13,29 @@ this test (`contains_any_call_fn_target_op`, in
 occur in the graph"); here it also covers the third. The first call is never
 skipped: it is what turns the exported (training IR) program into inference IR.
 
-Installed by `harness.run.process.install` with the other speed-ups (off on
-another torch, or with HARNESS_NO_SPEEDUPS=1); tests/test_process.py checks
-that the flatbuffers are byte-identical either way.
+Probe: ExecuTorch has that test (1.4.x does not: off there), and
+`run_decompositions` takes the arguments the wrapper passes on. The
+flatbuffers are byte-identical either way (tests/test_speedups.py, and the
+end-to-end proof every environment runs once: `harness.speedups.state`).
 """
 
 from __future__ import annotations
 
-_ENABLED = False
+import inspect
+
+from harness.speedups.base import Undo, need, patch
+
 SKIPPED = [0]  # how many calls were skipped in this process (for tests and benchmarks)
+_WRAPPER_ARGS = ("self", "decomp_table", "decompose_custom_triton_ops")
+
+
+def probe() -> str:
+    need("executorch.exir.graph_module", "contains_any_call_fn_target_op")
+    run_decompositions = need("torch.export", "ExportedProgram.run_decompositions")
+    params = tuple(inspect.signature(run_decompositions).parameters)
+    if params != _WRAPPER_ARGS:
+        return f"ExportedProgram.run_decompositions takes {params}, the wrapper passes on {_WRAPPER_ARGS}"
+    return ""
 
 
 def nothing_to_decompose(program, decomp_table) -> bool:
@@ -33,14 +47,11 @@ def nothing_to_decompose(program, decomp_table) -> bool:
     return not contains_any_call_fn_target_op(program.graph_module, decomp_table)
 
 
-def enable() -> None:
-    """Wrap `ExportedProgram.run_decompositions` (once); it skips only inside `lazy_compile.during_lowering`."""
-    global _ENABLED
-    if _ENABLED:
-        return
+def install() -> Undo:
+    """Wrap `ExportedProgram.run_decompositions`; it skips only inside `lazy_compile.during_lowering`."""
     from torch.export import ExportedProgram
 
-    from harness.lowering import lazy_compile
+    from harness.speedups import lazy_compile
 
     original = ExportedProgram.run_decompositions
 
@@ -51,5 +62,4 @@ def enable() -> None:
         return original(self, decomp_table, decompose_custom_triton_ops)
 
     run_decompositions.__wrapped__ = original
-    ExportedProgram.run_decompositions = run_decompositions
-    _ENABLED = True
+    return patch(ExportedProgram, "run_decompositions", run_decompositions)

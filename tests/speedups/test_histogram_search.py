@@ -6,7 +6,7 @@ import pytest
 import torch
 from torchao.quantization.pt2e.observer import HistogramObserver
 
-from harness.lowering import histogram_search
+from harness.speedups import histogram_search
 
 
 def _observer(batches: list[torch.Tensor]) -> HistogramObserver:
@@ -46,19 +46,16 @@ CASES += [("two-values", 0), ("two-values", 3)]
 
 @pytest.mark.parametrize("kind, seed", CASES)
 def test_same_range_as_torchao(kind: str, seed: int) -> None:
-    histogram_search.install()
-    assert histogram_search.original is not None
     obs = _observer(_data(kind, seed))
-    want = histogram_search.original(obs)
+    want = histogram_search.torchaos_search(HistogramObserver)(obs)
     got = histogram_search.non_linear_param_search(obs)
     assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1])
 
 
 def test_same_range_with_counts_beyond_float32_integers() -> None:
-    histogram_search.install()
     obs = _observer(_data("large-total", 0))
     assert obs.histogram.sum().item() > 2**24
-    want = histogram_search.original(obs)
+    want = histogram_search.torchaos_search(HistogramObserver)(obs)
     got = histogram_search.non_linear_param_search(obs)
     assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1])
 
@@ -70,9 +67,15 @@ def test_threshold_compares_in_float32_like_torch() -> None:
     assert histogram_search._f32(16777217.0) == 16777216.0
 
 
-def test_installed_by_process_setup() -> None:
-    from harness.run.process import install, speedups_state
+def test_installed_when_its_probe_passes() -> None:
+    from harness.speedups import state
 
-    install()
+    st = state.current() or state.install()
     installed = HistogramObserver._non_linear_param_search is histogram_search.non_linear_param_search
-    assert installed == (speedups_state() == "on")
+    assert installed == ("histogram_search" in st.on)
+    assert histogram_search.probe() == ""  # this torchao: the probe finds the same ranges
+
+
+def test_the_probe_notices_a_search_that_differs(monkeypatch) -> None:
+    monkeypatch.setattr(histogram_search, "search_bins", lambda csum, total, error: (0, len(csum) - 1))
+    assert "where torchao's picks" in histogram_search.probe()

@@ -11,16 +11,18 @@ the registry's size changes (a registration, or a registered class collected) an
 its types strongly, and torch.fx makes a class per graph module). Opaque
 types and FakeScriptObject instances take torch's own path.
 
-Installed by `harness.run.process.install` with the other speed-ups (off on
-another torch, or with HARNESS_NO_SPEEDUPS=1); tests/test_opaque_lookup.py
-checks every answer against torch's.
+Probe: the registry, resolver and metaclass check it wraps exist, and with it
+installed every answer on a sample of values (tensors, nodes, numbers,
+an Enum, which torch registers as opaque) is torch's; tests/test_opaque_lookup.py
+checks registrations as well.
 """
 
 from __future__ import annotations
 
+from harness.speedups.base import Undo, need, patch, undo_all
+
 _NOT_OPAQUE: set = set()
 _REGISTRY_SIZE = [-1]  # len(_OPAQUE_TYPES) when the memo was last valid
-_INSTALLED = False
 
 
 def forget() -> None:
@@ -28,10 +30,53 @@ def forget() -> None:
     _NOT_OPAQUE.clear()
 
 
-def install() -> None:
-    global _INSTALLED
-    if _INSTALLED:
-        return
+def _sample() -> list:
+    import enum
+
+    import torch
+
+    class Color(enum.Enum):
+        RED = 1
+
+    graph = torch.fx.Graph()
+    return [torch.zeros(2), graph.placeholder("x"), 3, 2.5, "s", None, (1, 2), [torch.ones(1)], Color.RED,
+            torch.float32, torch.device("cpu")]
+
+
+def _answers(values, check, resolve) -> list:
+    from torch._opaque_base import OpaqueBase
+
+    return [(check(OpaqueBase, v), resolve(type(v))) for v in values]
+
+
+def probe() -> str:
+    need("torch._library.opaque_object", "_OPAQUE_TYPES")
+    need("torch._library.opaque_object", "_resolve_opaque_type_info")
+    need("torch._opaque_base", "OpaqueBaseMeta.__instancecheck__")
+    need("torch._opaque_base", "OpaqueBase")
+    need("torch._library.fake_class_registry", "FakeScriptObject")
+    from torch._library import opaque_object
+    from torch._opaque_base import OpaqueBaseMeta
+
+    def torchs() -> list:
+        check = OpaqueBaseMeta.__instancecheck__
+        resolve = opaque_object._resolve_opaque_type_info
+        return _answers(_sample(), getattr(check, "__wrapped__", check), getattr(resolve, "__wrapped__", resolve))
+
+    want = torchs()
+    undo = install()
+    try:
+        got = [_answers(_sample(), OpaqueBaseMeta.__instancecheck__, opaque_object._resolve_opaque_type_info)
+               for _ in range(2)]  # the second time from the memo
+    finally:
+        undo()
+        forget()
+    if got[0] != want or got[1] != want:
+        return "the memo answers an opaque check otherwise than torch"
+    return ""
+
+
+def install() -> Undo:
     from torch import _opaque_base
     from torch._library import opaque_object
     from torch._library.fake_class_registry import FakeScriptObject
@@ -75,6 +120,5 @@ def install() -> None:
 
     _resolve_opaque_type_info.__wrapped__ = original_resolve
     __instancecheck__.__wrapped__ = original_check
-    opaque_object._resolve_opaque_type_info = _resolve_opaque_type_info
-    _opaque_base.OpaqueBaseMeta.__instancecheck__ = __instancecheck__
-    _INSTALLED = True
+    return undo_all([patch(opaque_object, "_resolve_opaque_type_info", _resolve_opaque_type_info),
+                     patch(_opaque_base.OpaqueBaseMeta, "__instancecheck__", __instancecheck__)])

@@ -11,9 +11,9 @@ semantics exactly: a float32 tensor compared with a Python float compares in
 float32 (the float is rounded to nearest first), so the threshold is rounded
 the same way here and compared with the float32 values of the cumulative sum.
 The quantization error of a candidate range is still torch's own
-`_compute_quantization_error`. tests/test_histogram_search.py checks the
-answer against torchao's on many histograms, and tests/test_process.py that
-the lowered flatbuffers are byte-identical with the speed-ups off.
+`_compute_quantization_error`. Probe: the observer has the method and the
+attributes the search reads, and picks torchao's range on a few data sets
+(tests/test_histogram_search.py checks many more histograms).
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ from __future__ import annotations
 from typing import Callable
 
 import numpy as np
+
+from harness.speedups.base import Undo, need, patch
 
 STEP = 1e-5  # torchao's granularity
 
@@ -74,19 +76,53 @@ def non_linear_param_search(self):
     return new_min, new_max
 
 
-WRITTEN_FOR_TORCHAO = "0.18.0"
-original: Callable | None = None  # torchao's own search, kept for the equivalence test
+original: Callable | None = None  # torchao's own search, kept for the equivalence checks
 
 
-def install() -> bool:
-    """Replace the observer's search; False (and nothing changed) on a torchao it was not written for."""
+def torchaos_search(observer_class) -> Callable:
+    """torchao's own search, installed here or not."""
+    search = observer_class._non_linear_param_search
+    return original if search is non_linear_param_search and original is not None else search
+
+
+def _observers() -> list:
+    """Observers fed with a few kinds of data (normal, one-sided, outliers, constant)."""
+    import torch
+
+    from torchao.quantization.pt2e.observer import HistogramObserver
+
+    g = torch.Generator().manual_seed(0)
+    base = torch.randn(2000, generator=g)
+    outliers = base.clone()
+    outliers[::200] *= 100
+    found = []
+    for data in (base, base.clamp(min=0), outliers, torch.full((64,), 0.25)):
+        obs = HistogramObserver(dtype=torch.int8, qscheme=torch.per_tensor_affine)
+        obs(data)
+        found.append(obs)
+    return found
+
+
+def probe() -> str:
+    observer = need("torchao.quantization.pt2e.observer", "HistogramObserver")
+    need("torchao.quantization.pt2e.observer", "HistogramObserver._non_linear_param_search")
+    need("torchao.quantization.pt2e.observer", "HistogramObserver._compute_quantization_error")
+    torchaos = torchaos_search(observer)
+    for i, obs in enumerate(_observers()):
+        for attr in ("histogram", "bins", "min_val", "max_val"):
+            if not hasattr(obs, attr):
+                return f"HistogramObserver has no {attr}"
+        want, got = torchaos(obs), non_linear_param_search(obs)
+        if [float(v) for v in want] != [float(v) for v in got]:
+            return f"the float search picks {got} where torchao's picks {want} (data set {i})"
+    return ""
+
+
+def install() -> Undo:
+    """Replace the observer's search."""
     global original
-    import torchao
     from torchao.quantization.pt2e import observer
 
-    if torchao.__version__.split("+")[0] != WRITTEN_FOR_TORCHAO:
-        return False
     if original is None:
         original = observer.HistogramObserver._non_linear_param_search
-    observer.HistogramObserver._non_linear_param_search = non_linear_param_search
-    return True
+    return patch(observer.HistogramObserver, "_non_linear_param_search", non_linear_param_search)

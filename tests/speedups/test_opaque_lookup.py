@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import enum
 
+import pytest
 import torch
 from torch._library import opaque_object
 from torch._library.fake_class_registry import FakeScriptObject
 from torch._opaque_base import OpaqueBase, OpaqueBaseMeta
 
-from harness.lowering import opaque_lookup
+from harness.speedups import opaque_lookup
+
+
+@pytest.fixture(autouse=True)
+def installed():
+    undo = opaque_lookup.install()
+    yield
+    undo()
 
 
 class _Plain:
@@ -29,7 +37,6 @@ def _torch_answers(values):
 
 
 def test_every_answer_is_torchs_before_and_after_a_registration():
-    opaque_lookup.install()
     values = [torch.zeros(2), 3, "s", None, _Plain(), _Color.RED, torch.nn.Module(), [1], int]
     for _ in range(2):  # the second round answers from the memo
         assert [(isinstance(v, OpaqueBase), opaque_object._resolve_opaque_type_info(type(v))) for v in values] \
@@ -50,7 +57,6 @@ def test_every_answer_is_torchs_before_and_after_a_registration():
 
 
 def test_a_fake_script_object_takes_torchs_path_and_forget_empties_the_memo():
-    opaque_lookup.install()
     fake = FakeScriptObject.__new__(FakeScriptObject)
     object.__setattr__(fake, "real_obj", _Plain())
     assert isinstance(fake, OpaqueBase) is _torch_answers([fake])[0][0] is False
@@ -60,3 +66,14 @@ def test_a_fake_script_object_takes_torchs_path_and_forget_empties_the_memo():
     isinstance(_Plain(), OpaqueBase)
     opaque_lookup.forget()
     assert not opaque_lookup._NOT_OPAQUE
+
+
+def test_the_probe_passes_here_and_its_install_undoes():
+    from torch._opaque_base import OpaqueBaseMeta
+
+    assert opaque_lookup.probe() == ""
+    before = OpaqueBaseMeta.__instancecheck__
+    undo = opaque_lookup.install()
+    assert OpaqueBaseMeta.__instancecheck__ is not before
+    undo()
+    assert OpaqueBaseMeta.__instancecheck__ is before

@@ -1,0 +1,87 @@
+"""Blame by origin: the harness's own exception is a harness_error naming its module, whatever stage ran."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harness.blame import Verdict, harness_module, harness_origin, raising_frame
+from harness.results.case_result import Outcome
+from harness.run import stages
+from harness.run.execute import failed_observation
+from harness.runners.base import RunnerError
+from harness.speedups.base import need
+
+
+def _raised(fn) -> BaseException:
+    try:
+        fn()
+    except BaseException as e:  # noqa: BLE001
+        return e
+    raise AssertionError("did not raise")
+
+
+def test_an_exception_raised_in_a_harness_module_names_it():
+    e = _raised(lambda: need("executorch.no_such_module"))
+    assert harness_origin(e, e) == "harness.speedups.base"
+
+
+def test_an_import_of_a_missing_name_is_blamed_on_the_module_that_imports_it():
+    def import_missing():
+        from harness.speedups import skip_retrace
+
+        exec(compile("from executorch.exir.graph_module import no_such_name", skip_retrace.__file__, "exec"), {})
+
+    e = _raised(import_missing)
+    assert isinstance(e, ImportError) and harness_origin(e, e) == "harness.speedups.skip_retrace"
+
+
+def test_the_standard_library_is_skipped_to_the_frame_that_called_it():
+    e = _raised(lambda: json.loads("{"))
+    assert harness_origin(e, e) is None  # called from this test file: not the harness
+    assert raising_frame(e.__traceback__).endswith("test_blame.py")
+
+
+def test_what_torch_raises_is_not_the_harness(tmp_path):
+    import torch
+
+    e = _raised(lambda: torch.export.export(torch.nn.Linear(2, 2), (torch.zeros(3, 3),)))
+    assert harness_origin(e, stages.root_cause(e)) is None
+    assert "torch" in raising_frame(stages.root_cause(e).__traceback__)
+
+
+def test_verdicts_and_exceptions_never_raised_are_the_backends():
+    assert harness_origin(RuntimeError("built, not raised"), RuntimeError("built, not raised")) is None
+    e = _raised(lambda: (_ for _ in ()).throw(RunnerError("reference model returned TOSA_ERROR")))
+    assert isinstance(e, Verdict) and harness_origin(e, e) is None
+
+
+def test_harness_module_names():
+    import harness.run.execute as execute
+
+    assert harness_module(execute.__file__) == "harness.run.execute"
+    assert harness_module(json.__file__) is None and harness_module(None) is None
+
+
+@pytest.mark.parametrize("stage", ["quantize", "lower", "run"])
+def test_a_stage_failure_raised_by_the_harness_is_a_harness_error_naming_the_module(stage):
+    inner = _raised(lambda: need("torch._export.utils", "_no_such_helper"))
+    try:
+        raise stages.StageError(stage, inner) from inner
+    except stages.StageError as e:
+        seen = failed_observation(e, {}, {})
+    assert seen.outcome is Outcome.HARNESS_ERROR and seen.stage == stage
+    assert seen.reason.startswith("harness: harness.speedups.base: Missing: torch._export.utils has no _no_such_helper")
+    assert seen.reason.endswith(f"(during {stage})")
+
+
+def test_a_stage_failure_raised_by_torch_keeps_its_stage_outcome():
+    import torch
+
+    inner = _raised(lambda: torch.export.export(torch.nn.Linear(2, 2), (torch.zeros(3, 3),)))
+    try:
+        raise stages.StageError("lower", inner) from inner
+    except stages.StageError as e:
+        seen = failed_observation(e, {}, {})
+    assert seen.outcome is Outcome.LOWERING_ERROR and seen.reason.startswith("lower: ")
