@@ -2,7 +2,7 @@
 
 Options: --sweep NAME, --case DESCRIPTOR (repeatable; overrides --sweep),
 --seed N, --random N, --filter REGEX, --shard K/N, --results PATH, --target
-NAME, --canary NAME, --db PATH, --no-history. Each worker appends its results
+NAME, --canary NAME, --db PATH, --no-history, --executorch SPEC. Each worker appends its results
 to its own JSONL file and records each in the run history (flushed, one
 transaction per case); the controller merges the files, in sweep order, into
 --results when the session ends and closes the run in the history. This
@@ -43,6 +43,8 @@ def pytest_addoption(parser):
     group.addoption("--shard", default=None, metavar="K/N", help="only the K-th of N cost-balanced parts of the sweep")
     group.addoption("--db", default=DEFAULT_DB, help=f"run history database (default: {DEFAULT_DB})")
     group.addoption("--no-history", action="store_true", help="do not record the sweep in the run history")
+    group.addoption("--executorch", default="", metavar="SPEC", help="run against another ExecuTorch: a release "
+                    "(1.4.1), a source checkout (PATH, or PATH@REV) laid over the installed core")
 
 
 def _cases(config) -> list[ConvConfig]:
@@ -71,6 +73,14 @@ def _cases(config) -> list[ConvConfig]:
 
 
 def pytest_configure(config):
+    if config.getoption("executorch") and not hasattr(config, "workerinput"):  # workers inherit its PYTHONPATH
+        from harness.cli.main import use_executorch
+        from harness.overlays import OverlayError
+
+        try:
+            use_executorch(config.getoption("executorch"))
+        except (ConfigError, OverlayError) as e:
+            raise pytest.UsageError(str(e)) from None
     _cases(config)  # fail fast, before collection, on a bad --case or --sweep
     worker = getattr(config, "workerinput", None)
     config._harness_run_id = worker["harness_run_id"] if worker else new_run_id()

@@ -73,6 +73,14 @@ def harness_origin(error: BaseException, root: BaseException) -> str | None:
     return harness_module(raising_frame(root.__traceback__))
 
 
+def backend_import_error(e: ImportError) -> "BackendImportError | None":
+    """The one-line error for an ImportError of ExecuTorch (or inside it); None for any other import error."""
+    frame = raising_frame(e.__traceback__) or ""
+    if "executorch" in str(e) or "executorch" in (getattr(e, "name", "") or "") or f"{Path('/executorch/')}" in frame:
+        return BackendImportError(describe_import_error(e))
+    return None
+
+
 def describe_import_error(e: ImportError) -> str:
     """One line for an ExecuTorch that cannot be imported: what is missing, and from which module's import."""
     where = harness_module(raising_frame(e.__traceback__)) or _module_of(raising_frame(e.__traceback__))

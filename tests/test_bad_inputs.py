@@ -59,6 +59,8 @@ def files(tmp_path):
     f["other.jsonl"] = str(tmp_path / "other.jsonl")
     f["dir"] = str(tmp_path)
     f["missing.jsonl"] = str(tmp_path / "missing.jsonl")
+    put("batch-bad.txt", "# cases\nconv2d_ic8_oc8_i8x8_k3\nconv9d_nope\n")
+    put("batch-empty.txt", "# nothing here\n")
     return f
 
 
@@ -91,6 +93,12 @@ CASES = [  # (arguments, with {file} placeholders; a fragment of the one line)
     (["sweep", "--shard", "1/0", "--no-history"], "invalid --shard '1/0'"),
     (["list", "--filter", "(conv"], "invalid --filter '(conv'"),
     (["list", "--sweep", "weekly"], "unknown sweep 'weekly'"),
+    (["list", "--sweep", "@{batch-bad.txt}"], "batch-bad.txt line 3: bad descriptor head 'conv9d'"),
+    (["list", "--sweep", "@{batch-empty.txt}"], "batch-empty.txt: it lists no case"),
+    (["list", "--sweep", "@{missing.jsonl}"], "cannot read it"),
+    (["run", "conv2d_ic8_oc8_i8x8_k3", "--executorch", "{dir}/nope"], "invalid --executorch="),
+    (["run", "conv2d_ic8_oc8_i8x8_k3", "--executorch", "{dir}"], "not a release (e.g. 1.4.1) and not a git checkout"),
+    (["registry", "{missing.jsonl}"], "cannot read results file"),
     (["sweep", "--target", "npu", "--no-history"], "unknown target 'npu'"),
     (["run", "conv2d_ic8_oc7_g2_i8x8_k3"], "invalid groups=2: must divide out_channels=7"),
     (["run", "conv2d_ic4096_oc4096_i512x512_k3"], "moves 2,290,106,368 elements"),

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.bisect.commits import ARM, BAD, GOOD, SKIP, bisect_commits, build_overlay, check_repo, installed_package, \
-    try_commit
+from harness.bisect.commits import BAD, GOOD, SKIP, bisect_commits, check_repo, try_commit
 from harness.config import ConfigError
+from harness.overlays import ARM, build, installed_package
 
 pytestmark = pytest.mark.lowering
 
@@ -95,10 +95,13 @@ def test_the_overlay_links_everything_but_the_arm_backend(tmp_path):
     src = tmp_path / "arm"
     (src / "_passes").mkdir(parents=True)
     (src / "_passes" / "x.py").write_text("X = 1\n")
-    into = build_overlay(src, tmp_path / "overlay")
+    into = build(src, tmp_path / "overlay", {"commit": "c0ffee"})
     pkg = into / "executorch"
     assert (pkg / "exir").is_symlink() and not (pkg / "backends" / "arm").is_symlink()
     assert (pkg / "backends" / "arm" / "_passes" / "x.py").read_text() == "X = 1\n"
+    import json
+
+    assert json.loads((pkg / "harness-overlay.json").read_text())["commit"] == "c0ffee"
 
 
 def test_a_repository_that_is_not_executorch_is_refused(tmp_path, history):

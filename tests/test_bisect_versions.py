@@ -20,7 +20,9 @@ RELEASES = ["1.0.0", "1.1.0", "1.2.0", "1.3.0", "1.3.1", "1.4.0", "1.5.0"]
 def _fake(monkeypatch, outcome: dict[str, str]) -> list[str]:
     """Each release's result is outcome[version] ('pass', a failure signature, or 'crash'); returns the runs made."""
     runs: list[str] = []
-    monkeypatch.setattr(versions, "overlay", lambda v, cache: (v, 0.0, True))
+    from harness import overlays
+
+    monkeypatch.setattr(overlays, "release", lambda v, cache: overlays.Overlay(v, "release", v))
 
     def run(path, descriptor, seed, target):
         runs.append(path)

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from harness.cases import strategies
-from harness.cases.rejections import expected_rejection
+from harness.expectations.rejections import expected_rejection
 from harness.cases.sweeps import SMOKE_FORKS, SMOKE_NESTED_COND, SMOKE_POOL_CASES, SMOKE_POOLS, sweep
 from harness.case.registry import CONTEXT_NAMES
 from harness.config import DATASETS, NAMED_DATASETS, ConfigError, parse_descriptor

@@ -55,7 +55,7 @@ def test_even_sizes_are_a_derived_dim_and_keep_remainders_mod_2():
 
 
 def test_tosa10_rejection_follows_what_needs_shape_operators():
-    from harness.cases.rejections import expected_rejection
+    from harness.expectations.rejections import expected_rejection
 
     def rejected(d):
         return expected_rejection(parse_descriptor(d)) is not None
@@ -87,7 +87,7 @@ MEASURED_POOL_REFUSALS = {
 @pytest.mark.parametrize("descriptor", MEASURED_POOL_REFUSALS)
 def test_pool_refusal_on_tosa10_follows_the_pools_own_leftover(descriptor):
     """The rule reads each pool's kernel, stride and pad (not the 3x3/2 it was written for)."""
-    from harness.cases.rejections import expected_rejection
+    from harness.expectations.rejections import expected_rejection
 
     assert (expected_rejection(parse_descriptor(descriptor)) is not None) == MEASURED_POOL_REFUSALS[descriptor]
 

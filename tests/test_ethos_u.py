@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from harness.cases.rejections import expected_rejection
+from harness.expectations.rejections import expected_rejection
 from harness.cases.sweeps import sweep
 from harness.config import ConfigError, parse_descriptor
 from harness.policy.targets import TARGETS, check_case, get_target

@@ -68,3 +68,17 @@ def test_bad_case_is_a_usage_error(tmp_path):
     )
     assert proc.returncode == 4
     assert "invalid groups=2: must divide out_channels=7" in proc.stderr
+
+
+def test_the_plugin_runs_on_another_release_and_its_workers_too(tmp_path):
+    results = tmp_path / "results.jsonl"
+    args = [sys.executable, "-m", "pytest", "tests/test_sweep.py", "-q", "-n", "2", "--results", str(results),
+            "--executorch", "1.4.1", "-p", "no:randomly", "--db", str(tmp_path / "history.sqlite")]
+    for c in CASES[:2]:
+        args += ["--case", c]
+    proc = subprocess.run(args, cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    rows = [json.loads(line) for line in results.read_text().splitlines()]
+    assert [(r["outcome"], r["versions"]["executorch"]) for r in rows] == [("pass", "1.4.1")] * 2
+    with History(tmp_path / "history.sqlite") as history:
+        assert history.run(rows[0]["run_id"]).versions["executorch"] == "1.4.1"

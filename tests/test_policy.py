@@ -31,7 +31,7 @@ def test_every_scheme_defines_every_fact(name):
     assert s.tosa_spec.startswith("TOSA-1.0+") and s.rule in RULES
     if s.quantized:
         assert s.rule == INT_RULE and s.dtype is None and s.conv_format is None
-        assert s.quantizer.kind in ("a8w8", "a16w8", "a8w4") and s.sqnr_floor_db > 0
+        assert s.quantizer.kind in ("a8w8", "a16w8", "a8w4") and s.sqnr is not None and s.sqnr.db > 0 and s.sqnr.basis != "none"
         assert "+INT" in s.tosa_spec
     else:
         assert isinstance(getattr(torch, s.dtype), torch.dtype) and s.conv_format in FP_FORMATS

@@ -8,7 +8,7 @@ import pytest
 
 from harness.config import parse_descriptor
 from harness.results.case_result import Outcome
-from harness.run.classify import Observation, classify
+from harness.expectations.classify import Observation, classify
 
 TCONV_DILATED = parse_descriptor("tconv2d_ic4_oc4_i6x6_k3_d2_qa8w8")
 DYNAMIC_PAD = parse_descriptor("conv2d_n2_ic4_oc8_i16x17_k3_s2_p1_dyspatial_qa8w8")
@@ -16,9 +16,13 @@ RELU6 = parse_descriptor("conv2d_ic8_oc8_i12x12_k3_p1_qa8w8_cxrelu6")
 
 
 def test_a_documented_refusal_is_an_expected_rejection():
-    left = classify(TCONV_DILATED, Observation(Outcome.NOT_DELEGATED, "left on CPU: aten.convolution.default"))
+    said = "convolution: Transpose convolutions with dilation are not supported."
+    left = classify(TCONV_DILATED, Observation(Outcome.NOT_DELEGATED, f"left on CPU: aten.convolution.default; the "
+                                                                      f"partitioner: {said}", error=said))
     assert (left.outcome, left.rejection, left.actual_outcome) == (
         Outcome.EXPECTED_REJECTION, "tconv-dilation", "not_delegated")
+    silent = classify(TCONV_DILATED, Observation(Outcome.NOT_DELEGATED, "left on CPU: aten.convolution.default"))
+    assert silent.outcome is Outcome.NOT_DELEGATED  # left on the CPU without the rule's reason: not that rejection
     error = "lower: ValueError: Transpose convolutions with dilation are not supported."
     raised = classify(TCONV_DILATED, Observation(Outcome.LOWERING_ERROR, error, stage="lower", error=error))
     assert (raised.outcome, raised.actual_outcome) == (Outcome.EXPECTED_REJECTION, "lowering_error")
@@ -38,11 +42,11 @@ def test_a_rejected_config_that_passes_is_stale():
 
 
 def test_the_registry_explains_only_its_signature():
-    border = {"where": {"border": 12, "interior": 0}}
+    border = {"max_lsb": 2, "n_over": 3, "n_total": 1000, "sqnr_db": 30.0, "where": {"border": 12, "interior": 0}}
     known = classify(DYNAMIC_PAD, Observation(Outcome.MISMATCH, "vs integer-exact: ...", "int-exact", border))
     assert (known.outcome, known.issue, known.actual_outcome) == (
         Outcome.KNOWN_ISSUE, "int-dynamic-pad-zero-point", "mismatch")
-    inside = classify(DYNAMIC_PAD, Observation(Outcome.MISMATCH, "", "int-exact", {"where": {"border": 1, "interior": 1}}))
+    inside = classify(DYNAMIC_PAD, Observation(Outcome.MISMATCH, "", "int-exact", {**border, "where": {"border": 1, "interior": 1}}))
     assert inside.outcome is Outcome.MISMATCH and not inside.issue
 
 

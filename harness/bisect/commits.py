@@ -3,8 +3,7 @@
 `git bisect run` over a checkout of ExecuTorch, in a temporary worktree of
 it (the user's checkout, its branch and its own bisect state stay as they
 are). At each commit the checkout's `backends/arm` Python sources are laid
-over the installed ExecuTorch: an overlay package whose every entry links to
-the installed one except `backends/arm`, a copy of the commit's. The case runs
+over the installed ExecuTorch (`harness.overlays.build`). The case runs
 in a subprocess under that overlay (`harness.bisect.versions.run_case_under`)
 and the step exits 0 (passes), 1 (fails with the bad commit's signature) or
 125 (cannot be tested: the sources do not import, or it fails another way),
@@ -17,17 +16,16 @@ Arm backend's history only; a commit that needs a newer core is untestable.
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.bisect.versions import PACKAGE, run_case_under
+from harness.bisect.versions import run_case_under
 from harness.config import ConfigError
+from harness.overlays import ARM, build, tree_facts
 
-ARM = Path("backends") / "arm"
 GOOD, BAD, SKIP = 0, 1, 125
 
 
@@ -53,31 +51,6 @@ def check_repo(repo: str | Path, *revs: str) -> Path:
     return top
 
 
-def installed_package() -> Path:
-    import importlib.util
-
-    spec = importlib.util.find_spec(PACKAGE)
-    return Path(next(iter(spec.submodule_search_locations)))
-
-
-def build_overlay(sources: Path, into: Path, installed: Path | None = None) -> Path:
-    """An overlay (a PYTHONPATH entry) of the installed package with `sources` (a backends/arm tree) as its Arm
-    backend; made afresh in `into`."""
-    installed = installed or installed_package()
-    shutil.rmtree(into, ignore_errors=True)
-    package = into / PACKAGE
-    (package / "backends").mkdir(parents=True)
-    (package / "__init__.py").write_text("")  # a regular package: nothing resolves to the installed copy
-    for entry in installed.iterdir():
-        if entry.name not in ("backends", "__init__.py", "__pycache__"):
-            (package / entry.name).symlink_to(entry)
-    for entry in (installed / "backends").iterdir():
-        if entry.name not in ("arm", "__pycache__"):
-            (package / "backends" / entry.name).symlink_to(entry)
-    shutil.copytree(sources, package / ARM, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    return into
-
-
 @dataclass
 class CommitBisection:
     descriptor: str
@@ -94,7 +67,9 @@ def try_commit(tree: Path, descriptor: str, seed: int, target: str, signature: s
     """Exit code for `git bisect run` and a line saying why, for the checkout at `tree`."""
     from harness.bisect.versions import _signature
 
-    overlay = build_overlay(tree / ARM, scratch)
+    from harness.expectations.commits import named_commits
+
+    overlay = build(tree / ARM, scratch, tree_facts(tree, None, named_commits()))
     result, why = run_case_under(overlay, descriptor, seed, target)
     if result is None:
         return SKIP, why

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
-from harness.cases.rejections import expected_rejection
+from harness.expectations.rejections import expected_rejection
 from harness.config import CAPTURED, elements, ConfigError, ConvConfig
 from harness.policy.targets import check_case, get_target
 

@@ -1,12 +1,9 @@
 """Release bisection: under which ExecuTorch release a case starts to fail (or is fixed).
 
-Each release is installed once into a cached overlay directory with `pip
-install --no-deps --target` (its wheel only: torch, tosa-tools and Vela stay
-the main environment's) and made a regular package there (an `__init__.py`
-at the top), so that every `executorch` module resolves inside the overlay
-and none falls through to the installed release. The case runs under a
-release in a subprocess, `python -m harness run --json` with the overlay
-first on PYTHONPATH; the result must name that release (the proof the
+Each release is installed once into a cached overlay (`harness.overlays`: its
+wheel only, torch, tosa-tools and Vela stay the main environment's). The case
+runs under a release in a subprocess, `python -m harness run --json` with the
+overlay first on PYTHONPATH; the result must name that release (the proof the
 overlay was used). The installed release needs no overlay.
 
 A release is good when the case passes under it, bad when it fails with the
@@ -26,7 +23,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -35,21 +31,11 @@ from pathlib import Path
 
 from packaging.version import Version
 
+from harness import overlays
 from harness.config import ConfigError
+from harness.overlays import DEFAULT_CACHE, PACKAGE, OverlayError, installed_version
 
-DEFAULT_CACHE = Path(os.environ.get("HARNESS_CACHE", Path.home() / ".cache" / "conv-harness")) / "overlays"
-PACKAGE = "executorch"
-_COMPLETE = ".complete"
-
-
-class OverlayError(RuntimeError):
-    """A release that cannot be installed into an overlay."""
-
-
-def installed_version() -> str:
-    from importlib.metadata import version
-
-    return version(PACKAGE)
+__all__ = ["DEFAULT_CACHE", "OverlayError", "available_releases", "between", "bisect_releases", "installed_version"]
 
 
 def _key(v: str) -> Version:
@@ -75,31 +61,6 @@ def between(releases: list[str], a: str, b: str) -> list[str]:
         raise ConfigError(f"invalid --good={a} --bad={b}: they must be two different releases")
     lo, hi = sorted((releases.index(a), releases.index(b)))
     return releases[lo:hi + 1]
-
-
-def overlay(version: str, cache: Path = DEFAULT_CACHE) -> tuple[Path | None, float, bool]:
-    """(PYTHONPATH entry, seconds spent, reused) of a release; the installed release needs none."""
-    start = time.perf_counter()
-    if version == installed_version():
-        return None, 0.0, True
-    target = Path(cache) / f"{PACKAGE}-{version}"
-    if (target / _COMPLETE).exists():
-        return target, time.perf_counter() - start, True
-    partial = target.with_name(target.name + ".partial")
-    shutil.rmtree(partial, ignore_errors=True)
-    done = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-compile", "--quiet",
-                           "--target", str(partial), f"{PACKAGE}=={version}"], capture_output=True, text=True,
-                          timeout=1800)
-    if done.returncode:
-        shutil.rmtree(partial, ignore_errors=True)
-        raise OverlayError(f"pip could not install {PACKAGE}=={version}: {done.stderr.strip().splitlines()[-1:]}")
-    top = partial / PACKAGE / "__init__.py"
-    if not top.exists():  # a namespace package would merge with the installed release's modules
-        top.write_text("# made a regular package by harness.bisect.versions: nothing resolves outside it\n")
-    (partial / _COMPLETE).write_text(version)
-    shutil.rmtree(target, ignore_errors=True)
-    partial.rename(target)
-    return target, time.perf_counter() - start, False
 
 
 @dataclass
@@ -182,7 +143,8 @@ def bisect_releases(descriptor: str, good: str, bad: str, seed: int = 0, target:
     def trial(version: str, bad_signature: str | None) -> Trial:
         start = time.perf_counter()
         try:
-            path, spent, reused = overlay(version, cache)
+            built = overlays.release(version, cache)
+            path, spent, reused = built.path, built.seconds, built.reused
         except OverlayError as e:
             t = Trial(version, "untestable", detail=str(e), seconds=time.perf_counter() - start)
         else:

@@ -152,7 +152,7 @@ DYNAMIC_EVEN_KINDS = ("spatial-even", "spatial-even-tosa10")
 
 
 # Ethos-U: each documented limit, at the limit and one past it (the U55 subset's rules in
-# harness.cases.rejections; the U85 takes them all: which the U55 refuses and the U85 runs).
+# harness.expectations.rejections; the U85 takes them all: which the U55 refuses and the U85 runs).
 ETHOS_U_LIMIT_CASES = (
     "conv2d_ic4_oc4_i16x16_k3_s3_p1",  # stride 3 with padding: at the limit
     "conv2d_ic4_oc4_i16x16_k3_s4_p1",  # stride 4 with padding: past it

@@ -287,11 +287,36 @@ def _is_case_of(target: Target, c: ConvConfig) -> bool:
     return True
 
 
+def listed(path: str) -> list[ConvConfig]:
+    """The cases a batch file lists: one descriptor per line ('#' starts a comment); ConfigError names a bad line."""
+    from pathlib import Path
+
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"invalid --sweep @{path}: cannot read it ({getattr(e, 'strerror', None) or e})") from None
+    out = []
+    for number, line in enumerate(lines, 1):
+        text = line.split("#")[0].strip()
+        if text:
+            try:
+                out.append(parse_descriptor(text))
+            except ConfigError as e:
+                raise ConfigError(f"invalid --sweep @{path} line {number}: {e}") from None
+    if not out:
+        raise ConfigError(f"invalid --sweep @{path}: it lists no case")
+    return out
+
+
 def sweep(name: str, random: int = 0, seed: int = 0, target: str = DEFAULT_TARGET) -> list[ConvConfig]:
     """The cases of sweep `name` for `target`, each once, in a fixed order; `random` more
-    seeded random cases appended (those the target takes). ConfigError for an unknown name."""
+    seeded random cases appended (those the target takes). `@FILE` names a batch file of descriptors
+    instead of a tier. ConfigError for an unknown name."""
+    if name.startswith("@"):
+        t = get_target(target)
+        return strategies.unique([c for c in listed(name[1:]) if _is_case_of(t, c)])
     if name not in SWEEPS:
-        raise ConfigError(f"unknown sweep {name!r}; known sweeps: {', '.join(SWEEPS)}")
+        raise ConfigError(f"unknown sweep {name!r}; known sweeps: {', '.join(SWEEPS)}, or @FILE (a batch file)")
     if random < 0:
         raise ConfigError(f"invalid --random {random}: must be >= 0")
     t = get_target(target)

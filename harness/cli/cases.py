@@ -17,7 +17,7 @@ LIST_FIELDS = (
 
 def expected_op(c) -> str:
     """The TOSA conv op RewriteConvPass should choose (grouped convs: per group), or 'rejected'."""
-    from harness.cases.rejections import expected_rejection
+    from harness.expectations.rejections import expected_rejection
     from harness.judging.op_choice import expected_op as tosa_op
 
     return "rejected" if expected_rejection(c) else tosa_op(c)

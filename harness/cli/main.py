@@ -11,21 +11,23 @@ import argparse
 import os
 import sys
 
-from harness.blame import BackendImportError
-from harness.cli import bisect, cases, history, mutate, sweeps
+from harness.blame import BackendImportError, backend_import_error
+from harness.cli import bisect, cases, doctor, history, mutate, registry, sweeps
 from harness.config import ConfigError
 from harness.history.db import DEFAULT_DB, HistoryError
 from harness.policy.packing import PACK_SIZE
 from harness.policy.targets import DEFAULT_TARGET, TARGETS
+from harness.overlays import OverlayError
 from harness.results.store import ResultsFileError
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 VERBS = ("list", "run", "sweep", "canaries", "runs", "import", "merge", "diff", "report", "nightly", "bisect", "shrink", "repro", "model",
-         "mutate")
+         "mutate", "doctor", "registry")
 
 
 def _selection(p: argparse.ArgumentParser, tier: str = "smoke") -> None:
-    p.add_argument("--sweep", default=tier, help=f"tier: smoke, nightly or full (default: {tier})")
+    p.add_argument("--sweep", default=tier, help=f"tier: smoke, nightly or full, or @FILE: the descriptors a batch "
+                   f"file lists, one per line (default: {tier})")
     p.add_argument("--random", type=int, default=0, metavar="N", help="append N random cases drawn with --seed")
     p.add_argument("--seed", type=int, default=0, help="data seed, and seed of --random cases (default: 0)")
     p.add_argument("--filter", metavar="REGEX", help="only descriptors matching this regex (re.search)")
@@ -34,6 +36,13 @@ def _selection(p: argparse.ArgumentParser, tier: str = "smoke") -> None:
 
 def _target(p: argparse.ArgumentParser) -> None:
     p.add_argument("--target", default=DEFAULT_TARGET, help=f"target: {', '.join(TARGETS)} (default: {DEFAULT_TARGET})")
+
+
+def _executorch(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--executorch", default="", metavar="SPEC", help="run against another ExecuTorch: a release "
+                   "('1.4.1', installed into a cache beside this one), a source checkout ('PATH': its working tree's "
+                   "backends/arm as it is now; 'PATH@REV': a commit of it) laid over the installed core, or "
+                   "'installed' (default)")
 
 
 def _db(p: argparse.ArgumentParser, records: bool = False) -> None:
@@ -62,6 +71,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--keep", metavar="DIR", help="save inputs, outputs and flatbuffer here if it fails")
     run.add_argument("--canary", default="", metavar="NAME", help="inject this fault into the backend (see `canaries`)")
     run.add_argument("--captured", default="", metavar="FILE", help="a `dscaptured` case's tensors (written by `model`)")
+    _executorch(run)
 
     sw = sub.add_parser("sweep", help="run a sweep in parallel workers; record it, write results and a summary")
     _selection(sw)
@@ -70,6 +80,7 @@ def _parser() -> argparse.ArgumentParser:
     sw.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1, help="worker processes (default: CPU count)")
     sw.add_argument("--no-progress", action="store_true", help="no progress bar")
     sw.add_argument("--canary", default="", metavar="NAME", help="inject this fault into the backend in every worker")
+    _executorch(sw)
     _time_limit(sw)
     _db(sw, records=True)
 
@@ -113,6 +124,7 @@ def _parser() -> argparse.ArgumentParser:
     ng.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1, help="worker processes (default: CPU count)")
     ng.add_argument("--out", default="reports/nightly", help="results, report and JUnit directory (default: reports/nightly)")
     ng.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _executorch(ng)
     _time_limit(ng)
     _db(ng)
 
@@ -122,6 +134,7 @@ def _parser() -> argparse.ArgumentParser:
     _case(bp)
     bp.add_argument("--captured", default="", metavar="FILE", help="a `dscaptured` case's tensors (written by `model`)")
     bp.add_argument("--json", action="store_true", help="print the bisection as one JSON object")
+    _executorch(bp)
     bv = how.add_parser("versions", help="the first ExecuTorch release where the case fails (or is fixed)")
     bv.add_argument("descriptor", help="case descriptor")
     bv.add_argument("--good", required=True, metavar="V", help="a release where the case passes")
@@ -152,12 +165,14 @@ def _parser() -> argparse.ArgumentParser:
     sh.add_argument("--max-runs", type=int, default=60, metavar="N", help="case runs allowed, the first included "
                     "(default: 60)")
     sh.add_argument("--json", action="store_true", help="print the result as one JSON object, no progress")
+    _executorch(sh)
 
     rr = sub.add_parser("repro", help="write a standalone script (torch, executorch, numpy) that reproduces a case")
     rr.add_argument("descriptor", help="case descriptor (static, no cx cond)")
     rr.add_argument("--seed", type=int, default=0, help="data seed (default: 0)")
     _target(rr)
     rr.add_argument("--out", required=True, help="the script's path (.py); the model and data files go beside it")
+    _executorch(rr)
 
     md = sub.add_parser("model", help="lower a whole network, then run every conv layer of it as a case")
     md.add_argument("model", help="MODULE:FACTORY or FILE.py:FACTORY, e.g. harness.networks.resnet:resnet18")
@@ -170,6 +185,21 @@ def _parser() -> argparse.ArgumentParser:
     _target(md)
     md.add_argument("--out", help="results, report and captured data (default: reports/model-<factory>-<scheme>)")
     md.add_argument("--json", action="store_true", help="print the report as one JSON object, no progress")
+    _executorch(md)
+
+    rg = sub.add_parser("registry", help="each known issue against stored results: the cases it covers, the worst "
+                        "of them, the bounds the policy gives, and what falls outside its signature (exit 1)")
+    rg.add_argument("results", nargs="+", help="results files (JSONL), e.g. one per release")
+    rg.add_argument("--json", action="store_true", help="one JSON array")
+    rg.add_argument("--any-release", action="store_true", help="as if every entry held on every release: does an "
+                    "entry's signature also explain what another release does?")
+    rg.add_argument("--reclassify", action="store_true", help="judge the stored results again by today's registry "
+                    "and rejections (each on the ExecuTorch it ran on) without running anything: what is not green")
+
+    dr = sub.add_parser("doctor", help="what this environment runs: versions, the ExecuTorch in use, which speed-ups "
+                        "are on and why not, which runners and tools are there")
+    _executorch(dr)
+    dr.add_argument("--json", action="store_true", help="print it as one JSON object")
     mutate.add_parser(sub)
     return p
 
@@ -192,6 +222,18 @@ def _time_limit(p) -> None:
                    "results path: run only the cases it did not finish, under the same run id")
 
 
+def use_executorch(spec: str) -> None:
+    """Build the overlay `--executorch` names and put it first on the import path (this process and its workers)."""
+    from harness.expectations.commits import named_commits
+    from harness.overlays import activate, resolve
+
+    overlay = resolve(spec, commits=named_commits())
+    activate(overlay)
+    if overlay.path is not None:
+        print(f"harness: executorch {overlay.label} ({overlay.kind}"
+              + (f", built in {overlay.seconds:.1f} s" if not overlay.reused else "") + ")", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     verbs = {
@@ -199,15 +241,24 @@ def main(argv: list[str] | None = None) -> int:
         "nightly": sweeps.cmd_nightly, "merge": sweeps.cmd_merge, "import": history.cmd_import,
         "runs": history.cmd_runs, "diff": history.cmd_diff, "report": history.cmd_report, "bisect": bisect.cmd_bisect,
         "shrink": bisect.cmd_shrink, "repro": bisect.cmd_repro, "model": bisect.cmd_model,
-        "mutate": mutate.cmd_mutate,
+        "mutate": mutate.cmd_mutate, "doctor": doctor.cmd_doctor,
+        "registry": registry.cmd_registry,
     }
     try:
+        if getattr(args, "executorch", ""):
+            use_executorch(args.executorch)
         return verbs[args.verb](args)
-    except (ConfigError, ResultsFileError, HistoryError, BackendImportError) as e:
+    except (ConfigError, ResultsFileError, HistoryError, BackendImportError, OverlayError) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:  # `python -m harness list | head`
         return EXIT_OK
+    except ImportError as e:  # an ExecuTorch (an overlay, a source tree) the harness cannot import: one line
+        found = backend_import_error(e)
+        if found is None:
+            raise
+        print(f"error: {found}", file=sys.stderr)
+        return EXIT_USAGE
 
 
 if __name__ == "__main__":

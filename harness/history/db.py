@@ -80,6 +80,11 @@ class RunInfo:
         return None if self.ended is None else self.ended - self.started
 
 
+def backend_label(versions: dict) -> str:
+    """The ExecuTorch a run ran against: its source tree ('path@commit'), or its release."""
+    return versions.get("executorch-tree") or versions.get("executorch", "")
+
+
 @dataclass
 class RunSummary:
     run: RunInfo
@@ -205,15 +210,18 @@ class History(contextlib.AbstractContextManager):
         return [parse_line(line) for (line,) in rows]
 
     def summaries(self, limit: int | None = None, like: RunInfo | None = None) -> list[RunSummary]:
-        """Runs, newest first, with their outcome counts; `like`: only runs of the same tier, target, filter, shard."""
+        """Runs, newest first, with their outcome counts; `like`: only runs of the same tier, target, filter, shard
+        and ExecuTorch (a release or a tree: a nightly on 1.4.1 is never the baseline of one on 1.5.1)."""
         where, args = "", []
         if like is not None:
             where = "WHERE tier = ? AND target = ? AND filter = ? AND shard = ? AND random = ?"
             args = [like.tier, like.target, like.filter, like.shard, like.random]
-        query = f"SELECT * FROM runs {where} ORDER BY started DESC" + (f" LIMIT {int(limit)}" if limit else "")
+        query = f"SELECT * FROM runs {where} ORDER BY started DESC" + (f" LIMIT {int(limit)}" if limit and like is None else "")
         out = []
         for row in self._db.execute(query, args).fetchall():
             run = self._run_info(row)
+            if like is not None and backend_label(run.versions) != backend_label(like.versions):
+                continue
             self.reconcile(run)
             counts = dict(self._db.execute("SELECT outcome, COUNT(*) FROM results WHERE run_id = ? GROUP BY outcome",
                                            (run.run_id,)).fetchall())
@@ -221,6 +229,8 @@ class History(contextlib.AbstractContextManager):
                 "SELECT COUNT(*), COALESCE(SUM(green), 0), COALESCE(SUM(total_s), 0) FROM results WHERE run_id = ?",
                 (run.run_id,)).fetchone()
             out.append(RunSummary(run, counts, cases, green, seconds))
+            if limit and len(out) >= limit:
+                break
         return out
 
     def resolve(self, ref: str, like: RunInfo | None = None, before: float | None = None) -> str:

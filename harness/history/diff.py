@@ -1,7 +1,11 @@
 """What changed between two runs: regressions, fixes, drift, flakes.
 
 A regression is a case green in the baseline and not green now, or a green
-case whose numbers drifted past a threshold below. A flake is a case whose
+case whose numbers drifted past a threshold below. Between two runs on different
+ExecuTorch (a release, a tree: `backend_label`), the diff also says what the
+backend itself did differently, from each case's actual outcome (before
+expectations) and output bytes: fixed, broke, failing another way, or passing
+with other numbers (`behaviour_changes`), whatever the registry says of it. A flake is a case whose
 outcome differs between two runs that had to give the same answer: identical
 versions (the harness commit included), seed, target and canary. Cases are
 matched by descriptor.
@@ -35,6 +39,7 @@ from harness.results.case_result import CaseResult
 from harness.results.metrics import error_ratio
 
 DRIFT_UP = {"max_lsb": 1.0, "error_ratio": 0.25}
+BEHAVIOURS = ("fixed", "broke", "other failure", "other numbers")
 DRIFT_DOWN = {"exact_share": 0.01, "sqnr_db": 1.0}
 
 
@@ -44,6 +49,17 @@ class Drift:
     metric: str
     before: float
     after: float
+
+
+@dataclass(frozen=True)
+class BehaviourChange:
+    """What the backend did differently with one case: `kind` is one of BEHAVIOURS."""
+
+    descriptor: str
+    kind: str
+    before: str  # 'pass', a failure signature, or (other numbers) the case's worst error
+    after: str
+    explained: str = ""  # the known issue or rejection that accounts for the newer result, if any
 
 
 @dataclass
@@ -59,6 +75,8 @@ class Diff:
     drift: list[Drift] = field(default_factory=list)
     flakes: list[tuple[CaseResult, CaseResult]] = field(default_factory=list)
     same_inputs: bool = False  # identical versions, seeds, target and canary: outcomes had to be equal
+    backends: tuple[str, str] = ("", "")  # the ExecuTorch each side ran on
+    behaviour: list[BehaviourChange] = field(default_factory=list)  # when they differ: what the backend did differently
 
     @property
     def regression(self) -> bool:
@@ -121,4 +139,50 @@ def diff(base: list[CaseResult], new: list[CaseResult], base_label: str = "base"
         elif n.green:
             d.drift += _drift(b, n)
     d.removed = [b for desc, b in before.items() if desc not in after]
+    d.backends = (_backend(base), _backend(new))
+    if d.backends[0] != d.backends[1]:
+        d.behaviour = behaviour_changes(base, new)
     return d
+
+
+def _backend(results: list[CaseResult]) -> str:
+    from harness.history.db import backend_label
+
+    return ", ".join(sorted({backend_label(r.versions) for r in results}))
+
+
+def failure_of(r: CaseResult) -> str:
+    """'pass', or what the backend's failure looked like: actual outcome, stage, error type."""
+    actual = r.actual_outcome or r.outcome.value
+    return "pass" if actual == "pass" else "/".join(filter(None, [actual, r.stage, r.error_type]))
+
+
+def worst_number(r: CaseResult) -> str:
+    m = r.metrics
+    for key, unit in (("max_lsb", " LSB"), ("max_err", " x"), ("sqnr_db", " dB")):
+        if m.get(key) is not None:
+            return f"{m[key]}{unit}"
+    return ""
+
+
+def behaviour_changes(base: list[CaseResult], new: list[CaseResult]) -> list[BehaviourChange]:
+    """Case by case, what the backend did differently (actual outcomes and output bytes, not verdicts)."""
+    before = {r.descriptor: r for r in base}
+    out = []
+    for n in new:
+        o = before.get(n.descriptor)
+        if o is None:
+            continue
+        was, now = failure_of(o), failure_of(n)
+        if was != "pass" and now == "pass":
+            kind = "fixed"
+        elif was == "pass" and now != "pass":
+            kind = "broke"
+        elif was != now:
+            kind = "other failure"
+        elif now == "pass" and o.output_sha256 and n.output_sha256 and o.output_sha256 != n.output_sha256:
+            kind, was, now = "other numbers", worst_number(o) or "pass", worst_number(n) or "pass"
+        else:
+            continue
+        out.append(BehaviourChange(n.descriptor, kind, was, now, n.issue or n.rejection))
+    return out

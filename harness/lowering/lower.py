@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import torch
 from executorch.exir import EdgeCompileConfig, EdgeProgramManager, to_edge_transform_and_lower
 
+from harness.lowering import partition_report
 from harness.speedups import lazy_compile
 from harness.policy.targets import Target
 from harness.targets import backend
@@ -37,6 +38,8 @@ class Artifact:
     summaries: tuple[TosaSummary, ...]
     cpu_ops: tuple[str, ...]  # compute left outside the delegate(s)
     delegate_tosa: dict[str, bytes] = field(default_factory=dict)  # delegate_key(d) -> the TOSA graph it came from
+    # (node, target, reason) the partitioner gave for each node it rejected (harness.lowering.partition_report)
+    rejected: tuple[tuple[str, str, str], ...] = ()
     facts: dict = field(default_factory=dict)  # the backend's own facts, as metrics (e.g. Vela's compile)
 
     def tosa_for(self, delegate) -> bytes | None:
@@ -92,6 +95,14 @@ def _cpu_ops(program: EdgeProgramManager) -> tuple[str, ...]:
     return tuple(left)
 
 
+def _first_per_node(rejected: list[tuple[str, str, str]]) -> tuple[tuple[str, str, str], ...]:
+    """As the reporter keeps them: the first reason given for each node."""
+    seen: dict[str, tuple[str, str, str]] = {}
+    for row in rejected:
+        seen.setdefault(row[0], row)
+    return tuple(seen.values())
+
+
 def lower(
     module: torch.nn.Module,
     inputs: tuple,
@@ -110,7 +121,7 @@ def lower(
         spec = side.compile_spec(target, scheme, dynamic, control_flow, workdir)
         exported = torch.export.export(module, inputs, dynamic_shapes=dynamic_shapes)
         log = io.StringIO()  # what the backend's compiler prints (Vela's summary) is a fact, not noise
-        with redirect_stdout(log), lazy_compile.during_lowering():
+        with redirect_stdout(log), lazy_compile.during_lowering(), partition_report.recording() as rejected:
             # As ExecuTorch's own Arm flows do (aot_arm_compiler, the Arm recipes, the
             # Arm tests): the edge IR verifier does not know the TOSA dialect's dtypes.
             program = to_edge_transform_and_lower(
@@ -133,6 +144,7 @@ def lower(
         tosa=tosa,
         summaries=tuple(read_tosa(t) for t in tosa),
         cpu_ops=_cpu_ops(program),
+        rejected=_first_per_node(rejected),
         delegate_tosa={_key(d): buffer for d, buffer in zip(delegates, tosa)},
         facts=facts,
     )

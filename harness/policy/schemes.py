@@ -37,6 +37,15 @@ class QuantizerConfig:
 
 
 @dataclass(frozen=True)
+class SqnrFloor:
+    """An INT scheme's floor on SQNR against fp32, and what it rests on."""
+
+    db: float
+    basis: str  # 'noise model', 'empirical' (below a measured distribution) or 'none' (no check, and why)
+    why: str
+
+
+@dataclass(frozen=True)
 class Scheme:
     name: str
     tosa_spec: str  # the TOSA 1.0 profile and extensions a static standalone case lowers to
@@ -50,9 +59,9 @@ class Scheme:
     conv_format: str | None = None
     # In graph contexts and with dynamic shapes too, or the conv alone and static only.
     in_graphs: bool = True
-    # INT: SQNR floor (dB) against eager fp32, by default and per data set.
-    sqnr_floor_db: float = 0.0
-    sqnr_floor_by_dataset: dict[str, float] = field(default_factory=dict)
+    # INT: SQNR floor against eager fp32, by default and per data set.
+    sqnr: SqnrFloor | None = None
+    sqnr_by_dataset: dict[str, SqnrFloor] = field(default_factory=dict)
     # In the tiers (smoke, nightly, full) and the Ethos-U targets, or runnable by descriptor on tosa only:
     # a new scheme joins the tiers once a nightly run of it has been investigated.
     tiered: bool = True
@@ -71,23 +80,32 @@ class Scheme:
 
 # SQNR floors: their job is to catch a scale error both quantized paths share,
 # which comparing the two cannot see. A scale 1.25x off costs a signal 12 dB;
-# 2x off, 6 dB. On ExecuTorch 1.5.1 the smallest SQNR of a passing case was
-# 24.3 dB (a8w8), 23.8 dB (a8w8-pt) and 41.7 dB (a16w8) on the smoke tier, and
-# 19.7, 20.1 and 35.5 dB on the nightly tier (outliers: per-channel-skewed
-# weights before hardtanh, a spike channel under per-tensor weights); the
-# floors sit below those with margin. `full-range` saturates a quarter to a
-# half of the outputs by design (4.1-7.3 dB measured at 8 bits): there the
-# floor only catches sign errors and worse.
-_INT8_FLOORS = {"full-range": 0.0}
+# 2x off, 6 dB. Each floor says what it is (`SqnrFloor.basis`): derived from a
+# noise model, or empirical (below the measured distribution of passing cases,
+# which its `why` gives), or none (a data set that leaves the check nothing to
+# separate, and why). The distributions: ExecuTorch 1.5.1, smoke and the nightly
+# cases the registry covers, passing cases, min / 1st percentile / median.
+_A8W8 = SqnrFloor(14.0, "empirical", "below the passing cases: a8w8 min 34.3, p1 34.7, median 39.4 dB (97 "
+                  "cases); a8w8-pt p1 25.7, median 38.8 dB (63); earlier nightly runs 19.7 and 20.1 dB at their "
+                  "lowest (per-channel-skewed weights before hardtanh, a spike channel under per-tensor "
+                  "weights); a scale 1.25x off costs 12 dB")
+_A16W8 = SqnrFloor(25.0, "empirical", "below the passing cases: min 41.7, median 47.1 dB (54 cases); 35.5 dB "
+                   "the lowest of an earlier nightly")
+# `full-range` saturates a quarter to a half of the outputs by design (4.1-7.3 dB measured at 8 bits).
+_SATURATED = SqnrFloor(0.0, "none", "full-range data saturate a quarter to a half of the outputs by design "
+                       "(4.1-9.0 dB measured): the SQNR says how much is clamped, not whether the scale is right")
+_INT8_FLOORS = {"full-range": _SATURATED}
 # int4 weights (symmetric, -7..7, max-scaled): for uniform weights (torch's
 # default init) the weight noise alone gives SQNR = 12 * 7^2 / 3 = 196, 22.9 dB,
-# and 22.6 dB with the 8-bit activations; measured over the 311 static
-# standalone nightly configs run as a8w4: median 23.0 dB (normal data), smallest
-# passing 17.2 (per channel) and 11.4 dB (per tensor, offset data). 8 dB still
-# catches a shared scale error of 1.4x or more (20 log10(1 / 0.4)); `special`
-# data (huge and tiny values) leave int4 weights little signal by design, like
-# `full-range` (3.2 and 4.5 dB measured): there only sign errors and worse.
-_INT4_FLOORS = {"full-range": 0.0, "special": 0.0}
+# and 22.6 dB with the 8-bit activations.
+_A8W4 = SqnrFloor(8.0, "noise model", "int4 weight noise alone, uniform weights: 12 * 7^2 / 3 = 196, 22.9 dB "
+                  "(22.6 with 8-bit activations); measured min 15.8, median 21.7 dB (83 cases; 17.2 and 11.4 dB "
+                  "the lowest per channel and per tensor of 311 nightly configs); 8 dB still catches a shared "
+                  "scale error of 1.4x or more")
+# `special` data (huge and tiny values) leave int4 weights little signal by design, like `full-range`.
+_INT4_FLOORS = {"full-range": _SATURATED, "special": SqnrFloor(
+    0.0, "none", "special data (huge and tiny values) leave int4 weights little signal by design (3.2 and 4.5 dB "
+    "measured on earlier nightly runs): nothing separates a scale error from that")}
 # Per-tensor int4 weights on `channel-skew` data (output channels' weights spread
 # over 100x, logspace(-1, 1)): one step of max|w|/7 rounds every weight of a
 # channel below 0.71x the largest channel's magnitude to 0, i.e. half of the
@@ -96,9 +114,10 @@ _INT4_FLOORS = {"full-range": 0.0, "special": 0.0}
 # 0.5%), but under a clamp (hardtanh, relu6) the large channels saturate and
 # their power caps at ~1 each: 10 log10(3.3 / 0.24) = 11.5 dB at best, less with
 # the 3-level channel next to them; measured 5.8 dB on a conv3d with hardtanh,
-# the fake-quant model as low as the lowered one. Nothing separates a scale
-# error from that, so the floor only catches sign errors and worse.
-_INT4_PER_TENSOR_FLOORS = {**_INT4_FLOORS, "channel-skew": 0.0}
+# the fake-quant model as low as the lowered one.
+_INT4_PER_TENSOR_FLOORS = {**_INT4_FLOORS, "channel-skew": SqnrFloor(
+    0.0, "none", "per-tensor int4 weights round the weaker half of 100x-skewed channels to 0: 11.5 dB at best "
+    "under a clamp, 5.8 dB measured, the fake-quant model as low: nothing separates a scale error from that")}
 
 SCHEMES: dict[str, Scheme] = {
     s.name: s
@@ -107,15 +126,15 @@ SCHEMES: dict[str, Scheme] = {
         Scheme("fp16", "TOSA-1.0+FP", DOT_PRODUCT_RULE, dtype="float16", conv_format="fp16", weight_type="FP16"),
         Scheme("bf16", "TOSA-1.0+FP+bf16", DOT_PRODUCT_RULE, dtype="bfloat16", conv_format="bf16", weight_type="BF16"),
         Scheme("a8w8", "TOSA-1.0+INT", INT_RULE, quantizer=QuantizerConfig("a8w8", True),
-               sqnr_floor_db=14.0, sqnr_floor_by_dataset=_INT8_FLOORS, weight_type="INT8"),
+               sqnr=_A8W8, sqnr_by_dataset=_INT8_FLOORS, weight_type="INT8"),
         Scheme("a8w8-pt", "TOSA-1.0+INT", INT_RULE, quantizer=QuantizerConfig("a8w8", False),
-               sqnr_floor_db=14.0, sqnr_floor_by_dataset=_INT8_FLOORS, weight_type="INT8"),
+               sqnr=_A8W8, sqnr_by_dataset=_INT8_FLOORS, weight_type="INT8"),
         Scheme("a16w8", "TOSA-1.0+INT+int16", INT_RULE, quantizer=QuantizerConfig("a16w8", True),
-               sqnr_floor_db=25.0, weight_type="INT8"),
+               sqnr=_A16W8, weight_type="INT8"),
         Scheme("a8w4", "TOSA-1.0+INT+int4", INT_RULE, quantizer=QuantizerConfig("a8w4", True),
-               sqnr_floor_db=8.0, sqnr_floor_by_dataset=_INT4_FLOORS, mirrors="a8w8", weight_type="INT4"),
+               sqnr=_A8W4, sqnr_by_dataset=_INT4_FLOORS, mirrors="a8w8", weight_type="INT4"),
         Scheme("a8w4-pt", "TOSA-1.0+INT+int4", INT_RULE, quantizer=QuantizerConfig("a8w4", False),
-               sqnr_floor_db=8.0, sqnr_floor_by_dataset=_INT4_PER_TENSOR_FLOORS, mirrors="a8w8-pt",
+               sqnr=_A8W4, sqnr_by_dataset=_INT4_PER_TENSOR_FLOORS, mirrors="a8w8-pt",
                weight_type="INT4"),
         # TOSA FP8 extensions: fp8 operands, an FP16 accumulator and output, a
         # CAST back to fp8. The rule bounds that one rounding after the conv,
@@ -141,6 +160,12 @@ FP8_SCHEMES = tuple(s.name for s in SCHEMES.values() if s.rule == DOT_PRODUCT_CA
 
 
 def sqnr_floor(scheme: str, dataset: str, saturated: bool = False) -> float | None:
+    """The SQNR floor (dB) of an INT case (see `sqnr_floor_of` for what it is)."""
+    floor = sqnr_floor_of(scheme, dataset, saturated)
+    return None if floor is None else floor.db
+
+
+def sqnr_floor_of(scheme: str, dataset: str, saturated: bool = False) -> SqnrFloor | None:
     """The SQNR floor of an INT case. `saturated`: the fp32 output itself sits
     at both ends of a clamp for much of the tensor (exact data through a
     hardtanh): treated like `full-range`, whose floor it then takes.
@@ -156,4 +181,4 @@ def sqnr_floor(scheme: str, dataset: str, saturated: bool = False) -> float | No
     s = SCHEMES[scheme]
     if saturated:
         dataset = "full-range"
-    return s.sqnr_floor_by_dataset.get(dataset, s.sqnr_floor_db)
+    return s.sqnr_by_dataset.get(dataset, s.sqnr)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from harness.history.diff import Diff
+from harness.history.diff import BEHAVIOURS, Diff
 from harness.results.case_result import CaseResult
 
 MARKDOWN_ROWS = 15  # per section: a PR comment stays readable
@@ -31,6 +31,9 @@ def _sections(d: Diff) -> list[tuple[str, list[str]]]:
         ("Other outcome changes", [f"{n.descriptor}: {b.outcome.value} -> {n.outcome.value}" for b, n in d.changed]),
         ("Cases added", [r.descriptor for r in d.added]),
         ("Cases removed", [r.descriptor for r in d.removed]),
+        *[(f"What the backend did differently ({d.backends[0]} -> {d.backends[1]}): {kind}",
+           [f"{c.descriptor}: {c.before} -> {c.after}" + (f" [{c.explained}]" if c.explained else "")
+            for c in d.behaviour if c.kind == kind]) for kind in BEHAVIOURS],
     ]
 
 
@@ -75,4 +78,5 @@ def to_json(d: Diff) -> str:
         "added": [r.descriptor for r in d.added], "removed": [r.descriptor for r in d.removed],
         "stale": [{"descriptor": r.descriptor, "stale": r.stale} for r in d.stale],
         "drift": [vars(x) for x in d.drift],
+        "backends": list(d.backends), "behaviour": [vars(c) for c in d.behaviour],
     }, indent=2)

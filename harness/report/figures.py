@@ -50,6 +50,7 @@ class SchemeNumbers:
     worst_case: str
     min_sqnr: float | None  # INT: the SQNR against fp32 of the case nearest its floor, and that floor
     min_sqnr_floor: float | None
+    unfloored: int = 0  # INT cases whose data set has no SQNR floor (`unfloored_reasons` says why)
 
 
 def scheme_numbers(results: list[CaseResult]) -> list[SchemeNumbers]:
@@ -67,10 +68,30 @@ def scheme_numbers(results: list[CaseResult]) -> list[SchemeNumbers]:
         ratios = [(error_ratio(r.rule, r.metrics) or 0.0, r.descriptor) for r in rs]
         worst_ratio, worst_case = max(ratios)
         # the case closest to its own SQNR floor
+        floored = [r for r in rs if r.metrics.get("sqnr_db") is not None and r.metrics.get("sqnr_floor_db")]
         sqnr = [(r.metrics["sqnr_db"] - r.metrics["sqnr_floor_db"], r.metrics["sqnr_db"], r.metrics["sqnr_floor_db"])
-                for r in rs if r.metrics.get("sqnr_db") is not None and "sqnr_floor_db" in r.metrics]
+                for r in floored]
         low = min(sqnr)[1:] if sqnr else (None, None)
-        out.append(SchemeNumbers(scheme, len(rs), exact, worst_ratio, worst_case, low[0], low[1]))
+        unfloored = sum(r.metrics.get("sqnr_floor_db") == 0 for r in rs)
+        out.append(SchemeNumbers(scheme, len(rs), exact, worst_ratio, worst_case, low[0], low[1], unfloored))
+    return out
+
+
+def unfloored_reasons(results: list[CaseResult]) -> list[tuple[str, str, int, str]]:
+    """(scheme, data set, cases, why) for each data set a run judged without an SQNR floor: the policy's reason."""
+    from harness.config import parse_descriptor
+    from harness.policy.schemes import sqnr_floor_of
+
+    found: dict[tuple[str, str], int] = defaultdict(int)
+    for r in judged(results):
+        if r.metrics.get("sqnr_floor_db") == 0 and r.metrics.get("sqnr_db") is not None:
+            c = parse_descriptor(r.descriptor)
+            floor = sqnr_floor_of(c.scheme, c.dataset)
+            found[(c.scheme, c.dataset if floor is not None and floor.basis == "none" else "full-range")] += 1
+    out = []
+    for (scheme, dataset), n in sorted(found.items()):
+        floor = sqnr_floor_of(scheme, dataset)
+        out.append((scheme, dataset, n, floor.why if floor is not None else ""))
     return out
 
 

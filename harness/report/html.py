@@ -16,7 +16,7 @@ from pathlib import Path
 import jinja2
 import markupsafe
 
-from harness.cases.known_issues import entry
+from harness.expectations.known_issues import entry
 from harness.history.db import History, RunInfo
 from harness.history.diff import Diff
 from harness.report import plots
@@ -35,9 +35,11 @@ from harness.report.figures import (
     scheme_numbers,
     short,
     signature,
+    unfloored_reasons,
     where_text,
 )
 from harness.report.junit import write_junit
+from harness.report.releases import page as release_page
 from harness.report.summary import explanation
 from harness.results.case_result import CaseResult, Outcome
 
@@ -145,6 +147,7 @@ def context(history: History | None, run: RunInfo, results: list[CaseResult], d:
         "known": _known_issues(results, versions.get("executorch-git", "")),
         "explained": _explained(results),
         "numbers": scheme_numbers(results),
+        "unfloored": unfloored_reasons(results),
         "heatmaps": [{"title": f"{y} x {x}", "pass": plots.heatmap(g, "pass_rate"), "error": plots.heatmap(g, "ratio"),
                       "cycles": plots.heatmap(g, "cycles") if g.has_cycles else None}
                      for x, y in HEATMAPS for g in [grid(results, x, y)] if g.xs and g.ys],
@@ -158,10 +161,14 @@ def context(history: History | None, run: RunInfo, results: list[CaseResult], d:
 
 def write_report(history: History | None, run: RunInfo, results: list[CaseResult], out: Path, d: Diff | None = None,
                  trend: int = 30) -> Path:
-    """Write `out/index.html` and `out/junit.xml`; returns the page's path."""
+    """Write `out/index.html` and `out/junit.xml` (and `out/releases.html` when the history holds the tier on
+    another ExecuTorch too); returns the page's path."""
     out.mkdir(parents=True, exist_ok=True)
     page = out / "index.html"
-    page.write_text(_ENV.get_template("index.html.j2").render(**context(history, run, results, d, trend)),
-                    encoding="utf-8")
+    releases = release_page(history, run) if history is not None else None
+    page.write_text(_ENV.get_template("index.html.j2").render(**context(history, run, results, d, trend),
+                                                                releases=releases is not None), encoding="utf-8")
     write_junit(run, results, out / "junit.xml")
+    if releases is not None:
+        (out / "releases.html").write_text(_ENV.get_template("releases.html.j2").render(**releases), encoding="utf-8")
     return page

@@ -9,8 +9,8 @@ from __future__ import annotations
 import statistics
 from collections import Counter, defaultdict
 
-from harness.cases.known_issues import entry
-from harness.cases.rejections import rejection
+from harness.expectations.known_issues import entry
+from harness.expectations.rejections import rejection
 from harness.report.figures import (
     error_text,
     groups_by_signature,
@@ -18,6 +18,7 @@ from harness.report.figures import (
     outcome_counts,
     scheme_numbers,
     scheme_of,
+    unfloored_reasons,
     where_text,
 )
 from harness.results.case_result import CaseResult, Outcome
@@ -37,14 +38,17 @@ def explanation(r: CaseResult) -> str:
 def _numerics_table(results: list[CaseResult]) -> list[str]:
     rows = [f"| {n.scheme} | {n.cases} | {n.exact_share:.4%} | {n.worst_ratio:.2f}"
             + (f" (`{n.worst_case}`)" if n.worst_ratio > 0 else "") + " | "
-            + (f"{n.min_sqnr:.1f} dB (floor {n.min_sqnr_floor:.0f})" if n.min_sqnr is not None else "-") + " |"
+            + (f"{n.min_sqnr:.1f} dB (floor {n.min_sqnr_floor:.0f})" if n.min_sqnr is not None else "-")
+            + (f"; {n.unfloored} without a floor" if n.unfloored else "") + " |"
             for n in scheme_numbers(results)]
     if not rows:
         return []
+    unfloored = [f"- SQNR not checked on `{d}` data in {s} ({n} case(s)): {why}"
+                 for s, d, n, why in unfloored_reasons(results)]
     return ["Numbers over the judged cases that passed (known issues and mistrusted cases apart); an error is given "
             "as a share of its own case's limit (1.00 = at the limit).", "",
             "| scheme | cases | elements exact | worst error / own limit | SQNR nearest its floor |",
-            "|---|---|---|---|---|", *rows, ""]
+            "|---|---|---|---|---|", *rows, "", *unfloored, *([""] if unfloored else [])]
 
 
 def summarize(results: list[CaseResult], title: str = "Conv numerics sweep") -> str:

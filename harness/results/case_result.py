@@ -52,8 +52,8 @@ class CaseResult:
     # (equal to `outcome` when nothing did).
     actual_outcome: str = ""
     rule: str = ""  # the judging rule that decided (harness.policy.schemes.DECIDING_RULES); '' if not judged
-    rejection: str = ""  # the documented rejection (harness.cases.rejections) that applies, if any
-    issue: str = ""  # the registry entry (harness/cases/known_issues.toml) that explains it, or went stale
+    rejection: str = ""  # the documented rejection (harness.expectations.rejections) that applies, if any
+    issue: str = ""  # the registry entry (harness/expectations/known_issues.toml) that explains it, or went stale
     stage: str = ""  # the stage that failed (build, quantize, lower, run, compare; harness), '' if none did
     error_type: str = ""  # the class of the exception at the root of that failure
     # Set when an expectation no longer holds: a registered known issue or a
@@ -119,8 +119,22 @@ def versions() -> dict[str, str]:
         except PackageNotFoundError:
             out[name] = "unknown"
     out["executorch-git"] = _executorch_git()
+    out.update(_executorch_tree())
     out["harness-commit"] = _harness_commit()
     return out
+
+
+def _executorch_tree() -> dict[str, str]:
+    """For an ExecuTorch source tree laid over the installed one (`--executorch PATH`): which tree and commit,
+    and the version its version.txt gives; nothing for a release."""
+    from harness.overlays import marker
+
+    m = marker()
+    if m.get("kind") != "tree":
+        return {}
+    commit = m.get("commit", "")
+    return {"executorch-tree": f"{m.get('source', '?')}@{commit[:12]}{'+dirty' if m.get('dirty') else ''}",
+            "executorch-tree-version": m.get("version", "")}
 
 
 def _executorch_git() -> str:

@@ -25,7 +25,8 @@ from harness.policy.schemes import SCHEMES
 from harness.policy.targets import DEFAULT_TARGET, get_target
 from harness.results.case_result import CaseResult, Outcome, versions
 from harness.run import stages
-from harness.run.classify import Observation, classify
+from harness.expectations.applies import current as current_backend
+from harness.expectations.classify import Observation, classify
 from harness.run.process import one_task, release_graph_caches, setup_process
 from harness.runners.base import RunnerError
 from harness.runners.registry import get_runner
@@ -62,7 +63,18 @@ def lowered_observation(artifact, metrics: dict, keep: dict, config: ConvConfig)
     vela_cpu = artifact.facts.get("vela", {}).get("cpu_ops")
     where = (", ".join(artifact.cpu_ops) if artifact.cpu_ops else f"Vela placed {vela_cpu} operator(s) on the CPU"
              if vela_cpu else "nothing was delegated")
-    return Observation(Outcome.NOT_DELEGATED, f"left on CPU: {where}", metrics=metrics)
+    said = partitioner_said(artifact.rejected)
+    return Observation(Outcome.NOT_DELEGATED, f"left on CPU: {where}" + (f"; the partitioner: {said}" if said else ""),
+                       metrics=metrics, error=said)
+
+
+def partitioner_said(rejected) -> str:
+    """The partitioner's reasons for the compute nodes it rejected ('target: reason; ...'), each reason once."""
+    reasons: dict[str, str] = {}
+    for _, target, reason in rejected:
+        if not any(b in target for b in ("quantize_per", "dequantize_per", "getitem")):
+            reasons.setdefault(" ".join(reason.split()), target.split(".")[-2] if "." in target else target)
+    return "; ".join(f"{target}: {reason}" for reason, target in reasons.items())
 
 
 def judged_observation(p: stages.Prepared, artifact, outputs, timings: dict, keep: dict, metrics: dict) -> Observation:
@@ -180,7 +192,7 @@ def case_result(config: ConvConfig, seed: int, target: str, seen: Observation, t
                 keep_dir: str | Path | None, canary: str = "", run_id: str = "", data_file: str = "",
                 packed: int = 0) -> CaseResult:
     """The result of what was seen, classified; a case that is not green leaves its files in `keep_dir`."""
-    verdict = classify(config, seen, get_target(target).family)
+    verdict = classify(config, seen, get_target(target).family, current_backend())
     result = CaseResult(
         config.descriptor, seed, verdict.outcome, reason=verdict.reason, target=target,
         runner=get_target(target).runner, run_id=run_id, actual_outcome=verdict.actual_outcome, rule=seen.rule,

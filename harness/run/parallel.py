@@ -122,12 +122,15 @@ def task_function(case_fn: str) -> Callable:
 
 
 def _worker_main(conn, case_fn: str, seed: int, target: str, keep_dir: str | None, canary: str, run_id: str) -> None:
-    from harness.blame import BackendImportError
+    from harness.blame import BackendImportError, backend_import_error
 
     try:
         run_task = task_function(case_fn)
-    except BackendImportError as e:  # no case can run here: the parent stops the run with this line
-        conn.send(("unusable", str(e)))
+    except (BackendImportError, ImportError) as e:  # no case can run here: the parent stops the run with this line
+        found = e if isinstance(e, BackendImportError) else backend_import_error(e)
+        if found is None:
+            raise
+        conn.send(("unusable", str(found)))
         return
     conn.send(("ready", rss_bytes()))
     while True:

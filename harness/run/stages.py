@@ -12,7 +12,7 @@ cases at once) call the same code:
 * `judge`: that output against the independent references -> a `Judgement`;
   `combine` makes one of a dynamic-shape case's several.
 
-`harness.run.classify` then turns what happened into the result's outcome.
+`harness.expectations.classify` then turns what happened into the result's outcome.
 
 A stage that fails raises `StageError` naming itself; its outcome kind is
 `STAGE_OUTCOME[stage]` (a runner's own `RunnerError` passes through as is).

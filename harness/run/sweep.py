@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from harness.blame import BackendImportError
 from harness.cases.packing import check_pack_size
 from harness.cases.selection import select
 from harness.config import ConfigError
@@ -136,6 +137,12 @@ def run_sweep(req: SweepRequest, on_result: Callable[[CaseResult], None] | None 
                              pack=req.pack)
         except KeyboardInterrupt:
             interrupted = True
+        except BackendImportError:  # no worker could import ExecuTorch: nothing ran, nothing is recorded
+            if history:
+                if not finished:
+                    history.delete_run(run.run_id)
+                history.close()
+            raise
     results = ordered(earlier.results + read_results(part), [c.descriptor for c in configs])
     write_results(results, results_path)  # atomically, then the files it replaces go
     for f in [*earlier.files, part]:

@@ -1,16 +1,17 @@
 """The last stage: what happened to a case -> the outcome its result reports.
 
 A pure function of the config and an `Observation`, given the documented
-rejections (`harness.cases.rejections`) and the known-issue registry
-(`harness/cases/known_issues.toml`).
+rejections (`harness.expectations.rejections`) and the known-issue registry
+(`harness/expectations/known_issues.toml`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.cases.known_issues import known_issue, known_issues
-from harness.cases.rejections import expected_rejection
+from harness.expectations.applies import Backend
+from harness.expectations.known_issues import known_issues
+from harness.expectations.rejections import expected_rejection
 from harness.config import ConvConfig
 from harness.results.case_result import Outcome
 
@@ -40,30 +41,36 @@ class Classification:
     stale: str = ""
 
 
-def classify(config: ConvConfig, seen: Observation, family: str = "tosa") -> Classification:
+def classify(config: ConvConfig, seen: Observation, family: str = "tosa", backend: Backend | None = None) -> Classification:
     """The outcome a result reports. A documented rejection turns a clean
-    refusal (left on the CPU, or an error in quantize/lower that says so) into
-    `expected_rejection`; a registry entry whose signature fits turns a failure
-    into `known_issue`. An expectation that no longer holds (a rejected config
-    that passes, a strict known issue that passes) is `stale`. `family`: the
-    target's ('tosa', 'ethos-u55', ...), for rules and entries of some targets only."""
+    refusal (left on the CPU, or an error in quantize/lower, whose message is the
+    rule's) into `expected_rejection`; a registry entry whose signature fits turns a
+    failure into `known_issue`. A failure of a registered case outside its entries'
+    signatures stays a failure, and its reason says so. An expectation that no longer
+    holds (a rejected config that passes, a strict known issue that passes) is `stale`.
+    `family`: the target's ('tosa', 'ethos-u55', ...), for rules and entries of some
+    targets only; `backend`: the ExecuTorch it ran on (None: this process's)."""
     outcome, rejection, stale = seen.outcome, "", ""
-    rule = expected_rejection(config, family)
+    rule = expected_rejection(config, family, backend)
     if rule is not None:
         refused = seen.outcome is Outcome.NOT_DELEGATED or (
-            seen.outcome is Outcome.LOWERING_ERROR and seen.stage in LOWERING_STAGES and rule.matches_error(seen.error))
-        if refused:
+            seen.outcome is Outcome.LOWERING_ERROR and seen.stage in LOWERING_STAGES)
+        if refused and rule.matches_error(seen.error):
             outcome, rejection = Outcome.EXPECTED_REJECTION, rule.name
         elif seen.outcome is Outcome.PASS:
             rejection = rule.name
             stale = f"expected rejection {rule.name} did not happen: the backend now supports it; update the rule"
     result = Classification(outcome, seen.reason, seen.outcome.value, rejection, stale=stale)
-    issue = known_issue(config.descriptor, outcome.value, seen.metrics, seen.reason, family)
+    matching = known_issues(config.descriptor, family, backend)
+    issue = next((i for i in matching if i.explains(outcome.value, seen.metrics, seen.reason)), None)
     if issue is not None:
         result.outcome, result.issue = Outcome.KNOWN_ISSUE, issue.id
     elif outcome is Outcome.PASS:
-        strict = [i for i in known_issues(config.descriptor, family) if i.strict]
+        strict = [i for i in matching if i.strict]
         if strict:
             result.issue = strict[0].id
             result.stale = f"known issue {strict[0].id} no longer reproduces: remove it from the registry"
+    elif matching and outcome.value in {o for i in matching for o in i.outcomes}:
+        ids = ", ".join(i.id for i in matching)
+        result.reason = f"{seen.reason} [a new failure: outside the signature of {ids}]"
     return result

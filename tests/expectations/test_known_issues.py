@@ -8,9 +8,10 @@ import pytest
 
 from harness.policy.targets import TARGETS
 
-from harness.cases.known_issues import RegistryError, known_issue, parse_registry, registry
-from harness.cases.rejections import expected_rejection
+from harness.expectations.known_issues import RegistryError, known_issue, parse_registry, registry
+from harness.expectations.rejections import expected_rejection
 from harness.config import parse_descriptor
+from harness.expectations.applies import ANY
 
 
 def test_registry_loads_and_every_entry_matches_something_plausible():
@@ -31,11 +32,13 @@ def test_known_issue_matching():
 
 def test_a_case_hitting_two_issues_is_explained_by_the_one_matching_its_outcome():
     d = parse_descriptor("conv2d_n2_ic8_oc8_i12x12_k3_s2_p1_cxrelu6_dyspatial_qa8w8").descriptor
-    assert known_issue(d, "not_delegated").id == "int-relu6-not-delegated"
-    border = {"where": {"border": 12, "interior": 0}}
+    refused = "left on CPU: aten.hardtanh.default; the partitioner: hardtanh: Node was not marked as quantized in the Arm backend."
+    assert known_issue(d, "not_delegated", {}, refused).id == "int-relu6-not-delegated"
+    assert known_issue(d, "not_delegated", {}, "left on CPU: aten.hardtanh.default") is None  # not its message
+    border = {"max_lsb": 2, "n_over": 3, "n_total": 1000, "sqnr_db": 30.0, "where": {"border": 12, "interior": 0}}
     assert known_issue(d, "mismatch", border).id == "int-dynamic-pad-zero-point"
     # its signature: a mismatch inside the image is another bug
-    assert known_issue(d, "mismatch", {"where": {"border": 12, "interior": 1}}) is None
+    assert known_issue(d, "mismatch", {**border, "where": {"border": 12, "interior": 1}}) is None
     assert known_issue(d, "mismatch", {}) is None
     assert known_issue(d, "runner_error") is None
     # stride 1: the padding stays static, the zero point is right
@@ -53,15 +56,31 @@ def test_error_signature_limits_what_an_entry_explains():
     "text, fragment",
     [
         ("[[issue]]\nid='x'\n", "missing field 'tier'"),
-        ("[[issue]]\nid='x'\ntier='weekly'\ndescriptor='a'\noutcomes=['mismatch']\nreason='r'\nlink='l'\n",
+        ("[[issue]]\nid='x'\ntier='weekly'\ndescriptor='a'\noutcomes=['mismatch']\nreason='r'\nlink='l'\nexecutorch='>=1.4'\n",
          "unknown tier 'weekly'; tiers: smoke, nightly, full"),
-        ("[[issue]]\nid='x'\ntier='smoke'\ndescriptor='('\noutcomes=['mismatch']\nreason='r'\nlink='l'\n", "bad descriptor regex"),
-        ("[[issue]]\nid='x'\ntier='smoke'\ndescriptor='a'\noutcomes=['pass']\nreason='r'\nlink='l'\n", "unknown outcome"),
+        ("[[issue]]\nid='x'\ntier='smoke'\ndescriptor='('\noutcomes=['mismatch']\nreason='r'\nlink='l'\nexecutorch='>=1.4'\n", "bad descriptor regex"),
+        ("[[issue]]\nid='x'\ntier='smoke'\ndescriptor='a'\noutcomes=['pass']\nreason='r'\nlink='l'\nexecutorch='>=1.4'\n", "unknown outcome"),
+        ("[[issue]]\nid='x'\ntier='smoke'\ndescriptor='a'\noutcomes=['lowering_error']\nreason='r'\nlink='l'\n",
+         "missing field 'executorch'"),
+        ("[[issue]]\nid='x'\ntier='smoke'\ndescriptor='a'\noutcomes=['lowering_error']\nreason='r'\nlink='l'\n"
+         "executorch='1.4+'\nerror='x'\n", "executorch='1.4+' is not a PEP 440 specifier set"),
+        ("[[issue]]\nid='x'\ntier='smoke'\ndescriptor='a'\noutcomes=['lowering_error']\nreason='r'\nlink='l'\n"
+         "executorch='>=1.4'\n", "lowering_error needs an error pattern"),
+        ("[[issue]]\nid='x'\ntier='smoke'\ndescriptor='a'\noutcomes=['not_delegated']\nreason='r'\nlink='l'\n"
+         "executorch='>=1.4'\n", "not_delegated needs an error pattern"),
+        ("[[issue]]\nid='x'\ntier='smoke'\ndescriptor='a'\noutcomes=['mismatch']\nreason='r'\nlink='l'\n"
+         "executorch='>=1.4'\n", "a mismatch needs an [issue.mismatch] table"),
+        ("[[issue]]\nid='x'\ntier='smoke'\ndescriptor='a'\noutcomes=['mismatch']\nreason='r'\nlink='l'\n"
+         "executorch='>=1.4'\n[issue.mismatch]\nmax_share=0.1\nlocus='any'\nmeasured='m'\n", "need max_lsb (INT) or max_err"),
+        ("[[issue]]\nid='x'\ntier='smoke'\ndescriptor='a'\noutcomes=['mismatch']\nreason='r'\nlink='l'\n"
+         "executorch='>=1.4'\n[issue.mismatch]\nmax_lsb=3\nmax_share=0.1\nlocus='edge'\nmeasured='m'\n", "locus 'edge'"),
+        ("[[issue]]\nid='x'\ntier='smoke'\ndescriptor='a'\noutcomes=['lowering_error']\nreason='r'\nlink='l'\n"
+         "executorch='>=1.4'\nerror='x'\nfixed_by='main'\n", "fixed_by='main' is not a commit hash"),
         ("[[issue]\n", "not valid TOML"),
-        ("[[issue]]\nid='x'\ntier='smoke'\ndescriptor='a'\noutcomes=['mismatch']\nreason='r'\nlink='l'\nfields={colour='red'}\n",
+        ("[[issue]]\nid='x'\ntier='smoke'\ndescriptor='a'\noutcomes=['mismatch']\nreason='r'\nlink='l'\nexecutorch='>=1.4'\nfields={colour='red'}\n",
          "unknown config field 'colour'"),
-        ("[[issue]]\nid='x'\ntier='smoke'\ndescriptor='a'\noutcomes=['mismatch']\nreason='r'\nlink='l'\nerror='('\n", "bad error regex"),
-        ("[[issue]]\nid='x'\ntier='smoke'\ndescriptor='a'\noutcomes=['mismatch']\nreason='r'\nlink='l'\nstrict='no'\n",
+        ("[[issue]]\nid='x'\ntier='smoke'\ndescriptor='a'\noutcomes=['mismatch']\nreason='r'\nlink='l'\nexecutorch='>=1.4'\nerror='('\n", "bad error regex"),
+        ("[[issue]]\nid='x'\ntier='smoke'\ndescriptor='a'\noutcomes=['lowering_error']\nreason='r'\nlink='l'\nexecutorch='>=1.4'\nerror='x'\nstrict='no'\n",
          "strict must be true or false"),
     ],
 )
@@ -112,5 +131,5 @@ def _target_for(issue) -> str:
 @pytest.mark.parametrize("issue", registry(), ids=lambda i: i.id)
 def test_every_entry_matches_a_case_of_the_tier_it_names(issue):
     target = _target_for(issue)
-    assert any(issue.matches(d, TARGETS[target].family) for d in _tier(issue.tier, target)), (
+    assert any(issue.matches(d, TARGETS[target].family, ANY) for d in _tier(issue.tier, target)), (
         f"{issue.id} names tier {issue.tier}, which has no case it matches: move it, or drop the entry")

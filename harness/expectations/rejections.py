@@ -8,6 +8,12 @@ applies to every target unless it names the target families it is for. A
 case matching a rule must be rejected cleanly: left on the CPU or refused
 with an error. Then its outcome is `expected_rejection`; a crash elsewhere or
 a wrong number is still a failure.
+
+A refusal counts only if the backend gives the rule's reason: `error_pattern`
+must match the error's message, or, for a conv left on the CPU, the
+partitioner's message for it (`harness.lowering.partition_report`). Each rule
+names the ExecuTorch releases it holds for (`executorch`, PEP 440:
+`harness.expectations.applies`).
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from harness.config import ConvConfig
+from harness.expectations.applies import Backend, Holds, holds, or_current
 from harness.policy.schemes import SCHEMES
 
 
@@ -25,10 +32,15 @@ class Rejection:
     name: str
     reason: str  # the backend's own words
     applies: Callable[[ConvConfig], bool]
-    # An exception counts as a clean rejection only if its message matches
-    # this (case-insensitive) regex; leaving the conv on the CPU always does.
-    error_pattern: str = "not supported"
+    # A refusal (an exception, or the partitioner's reason for leaving the conv on the CPU) counts as this
+    # rejection only if its message matches this (case-insensitive) regex.
+    error_pattern: str
+    executorch: str = ">=1.4.0"  # the releases the backend documents it for (PEP 440)
     families: tuple[str, ...] = ()  # target families it is for ('ethos-u55', ...); () = every target
+
+    @property
+    def holds(self) -> Holds:
+        return holds(self.executorch, where=f"rejection {self.name}")
 
     def matches_error(self, message: str) -> bool:
         return re.search(self.error_pattern, message, re.IGNORECASE) is not None
@@ -84,16 +96,19 @@ REJECTIONS: tuple[Rejection, ...] = (
         "tconv-dilation",
         "Transpose convolutions with dilation are not supported.",
         lambda c: c.transposed and any(d != 1 for d in c.dilation),
+        error_pattern=r"Transpose convolutions with dilation are not supported",
     ),
     Rejection(
         "tconv-not-2d",
         "Only 2D transpose convolutions are supported.",
         lambda c: c.transposed and c.rank != 2,
+        error_pattern=r"Only 2D transpose convolutions are supported",
     ),
     Rejection(
         "tconv-grouped-per-channel",
         "Grouped transpose convolutions with per-channel weight quantization are not supported.",
         lambda c: c.transposed and c.groups > 1 and c.is_quantized and SCHEMES[c.scheme].quantizer.per_channel,
+        error_pattern=r"Grouped transpose convolutions with per-channel weight quantization are not supported",
     ),
     Rejection(
         "dynamic-padding-mode",
@@ -102,28 +117,41 @@ REJECTIONS: tuple[Rejection, ...] = (
         error_pattern="does not support symbolic shape",
     ),
     Rejection(
+        "dynamic-needs-shape-extension-before-1.5.1",
+        "Node has symbolic shape, has the TOSA spec shape extension support? (before 1.5.1 every op with a "
+        "symbolic size is left on the CPU without the TOSA shape extension)",
+        lambda c: c.dynamic_spatial and not c.shape_extension,
+        error_pattern=r"Node has symbolic shape, has the TOSA spec shape extension support",
+        executorch="<1.5.1",
+    ),
+    Rejection(
         "dynamic-needs-shape-extension",
         "Symbolic spatial dims unsupported (without the TOSA shape extension, a conv whose padding or "
         "input slice depends on a dynamic size is left on the CPU).",
         lambda c: c.dynamic_spatial and not c.shape_extension
         and (c.runtime_trim or c.symbolic_slice or c.transposed or c.pool_slice),
+        error_pattern=r"Symbolic spatial dims unsupported",
+        executorch=">=1.5.1",
     ),
     Rejection(
         "tconv-out-pad-exceeds-kernel",
         "Transpose convolution out_pad exceeds kernel height/width.",
         lambda c: c.transposed and c.rank == 2 and _tconv_pad_exceeds_kernel(c),
+        error_pattern=r"Transpose convolution out_pad exceeds kernel (height|width)",
     ),
     Rejection(
         "u55-conv3d-kernel-z",
         "Convolution3d needs to have kernel_z==1 (the backend reads kernel_z from the weight's last axis, "
         "the conv's width: kernel[4] of (O, I, D, H, W)).",
         lambda c: c.rank == 3 and not c.transposed and c.kernel[2] != 1,
+        error_pattern=r"Convolution3d needs to have kernel_z==1",
         families=U55_SUBSET,
     ),
     Rejection(
         "u55-kernel",
         "Convolution needs to have kernel_y<=64, kernel_x*kernel_y<=4096.",
         _u55_kernel,
+        error_pattern=r"Convolution needs to have kernel_y<=64, kernel_x\*kernel_y<=4096",
         families=U55_SUBSET,
     ),
     Rejection(
@@ -131,6 +159,7 @@ REJECTIONS: tuple[Rejection, ...] = (
         "Failed condition on stride, pad and dilation combination (a stride above 3 needs no padding and "
         "dilation 1; a conv3d stride_z <= 1).",
         _u55_stride,
+        error_pattern=r"Failed condition on stride, pad and dilation combination",
         families=U55_SUBSET,
     ),
     Rejection(
@@ -138,21 +167,25 @@ REJECTIONS: tuple[Rejection, ...] = (
         "Unsupported stride or kernel of a transpose convolution for Ethos-U55 (stride (1,1) or (2,2), (1,2) "
         "or (2,1) only for a unit input and kernel height or width; kernel height <= 64, taps <= 4096).",
         _u55_tconv_stride,
+        error_pattern=r"Unsupported stride of .* for Ethos-U55|Kernel Height \* Kernel Width must be in the range",
         families=U55_SUBSET,
     ),
     Rejection(
         "u55-avgpool-batch",
         "Avgpool2d needs N==1 (the pooling after the conv is left on the CPU for a batch above 1).",
         lambda c: "avgpool" in c.context and c.batch > 1,
+        error_pattern=r"Avgpool2d needs N ?== ?1",
         families=U55_SUBSET,
     ),
 )
 
 
-def expected_rejection(c: ConvConfig, family: str = "tosa") -> Rejection | None:
-    """The first documented rejection that applies to `c` on a target of `family`, if any."""
+def expected_rejection(c: ConvConfig, family: str = "tosa", backend: Backend | None = None) -> Rejection | None:
+    """The first documented rejection that applies to `c` on a target of `family`, on `backend` (by default the
+    ExecuTorch of this process; `applies.ANY` for any)."""
+    backend = or_current(backend)
     for rule in REJECTIONS:
-        if (not rule.families or family in rule.families) and rule.applies(c):
+        if (not rule.families or family in rule.families) and rule.holds(backend) and rule.applies(c):
             return rule
     return None
 

@@ -1,0 +1,256 @@
+"""ExecuTorch overlays: run the harness against another release or a source tree, beside the installed one.
+
+An overlay is a directory put first on the import path (PYTHONPATH for child
+processes, `sys.path` here) that holds an `executorch` package; everything
+else (torch, tosa-tools, Vela) stays the environment's. Two kinds:
+
+* a release: its wheel installed with `pip install --no-deps --target` into a
+  cache, once (`release`);
+* a source tree: an ExecuTorch checkout's `backends/arm` laid over the
+  installed ExecuTorch (every other entry links to the installed package), so
+  a backend developer's working tree, or any commit of it, runs against the
+  installed core (`tree`). A tree whose Arm backend needs a newer core than the
+  installed one cannot import: the run stops with that import error, one line.
+
+Each overlay's package holds `harness-overlay.json`, which says what it is
+(release version; tree path, commit, version.txt, whether the tree had
+uncommitted changes, and which of the commits the expectations name are its
+ancestors). `harness.results.case_result.versions` and
+`harness.expectations.applies` read it without importing ExecuTorch.
+
+`bisect versions`, `bisect commits` and `--executorch` all build overlays here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.descriptor import ConfigError
+
+PACKAGE = "executorch"
+MARKER = "harness-overlay.json"
+ARM = Path("backends") / "arm"
+DEFAULT_CACHE = Path(os.environ.get("HARNESS_CACHE", Path.home() / ".cache" / "conv-harness")) / "overlays"
+_COMPLETE = ".complete"
+_RELEASE = re.compile(r"^\d+(\.\d+)*([a-z]+\d+)?$")
+
+
+class OverlayError(RuntimeError):
+    """A release that cannot be installed into an overlay."""
+
+
+@dataclass(frozen=True)
+class Overlay:
+    path: Path | None  # the import-path entry; None: the installed ExecuTorch, no overlay
+    kind: str  # 'installed', 'release' or 'tree'
+    label: str  # what a run records: '1.4.1', or '/src/executorch@1a2b3c4d5e6f+dirty'
+    seconds: float = 0.0  # spent building it
+    reused: bool = True  # found complete in the cache
+
+
+def installed_version() -> str:
+    from importlib.metadata import version
+
+    return version(PACKAGE)
+
+
+def installed_package() -> Path:
+    """The installed ExecuTorch package directory (outside any overlay on the path)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ConfigError(f"{PACKAGE} is not installed here")
+    found = Path(next(iter(spec.submodule_search_locations)))
+    marker = _read_marker(found)
+    if marker and marker.get("installed"):
+        return Path(marker["installed"])
+    return found
+
+
+def _read_marker(package: Path) -> dict | None:
+    try:
+        return json.loads((package / MARKER).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def marker() -> dict:
+    """What the ExecuTorch on the import path is, from its overlay marker ({} for an installed one), unimported."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(PACKAGE)
+    except (ImportError, ValueError):
+        return {}
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        found = _read_marker(Path(folder))
+        if found:
+            return found
+    return {}
+
+
+# -- releases ----------------------------------------------------------------------------------------------
+def release(version: str, cache: Path = DEFAULT_CACHE) -> Overlay:
+    """The overlay of an ExecuTorch release (none for the installed one), installed into `cache` once."""
+    start = time.perf_counter()
+    if version == installed_version():
+        return Overlay(None, "installed", version)
+    target = Path(cache) / f"{PACKAGE}-{version}"
+    if (target / _COMPLETE).exists():
+        if not (target / PACKAGE / MARKER).exists():  # made before overlays carried a marker
+            (target / PACKAGE / MARKER).write_text(json.dumps({"kind": "release", "version": version}))
+        return Overlay(target, "release", version, time.perf_counter() - start, True)
+    partial = target.with_name(target.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-compile", "--quiet",
+                           "--target", str(partial), f"{PACKAGE}=={version}"], capture_output=True, text=True,
+                          timeout=1800)
+    if done.returncode:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise OverlayError(f"pip could not install {PACKAGE}=={version}: {done.stderr.strip().splitlines()[-1:]}")
+    top = partial / PACKAGE / "__init__.py"
+    if not top.exists():  # a namespace package would merge with the installed release's modules
+        top.write_text("# made a regular package by harness.overlays: nothing resolves outside it\n")
+    (partial / PACKAGE / MARKER).write_text(json.dumps({"kind": "release", "version": version}))
+    (partial / _COMPLETE).write_text(version)
+    shutil.rmtree(target, ignore_errors=True)
+    partial.rename(target)
+    return Overlay(target, "release", version, time.perf_counter() - start, False)
+
+
+# -- source trees ------------------------------------------------------------------------------------------
+def _git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
+    if check and done.returncode:
+        raise ConfigError(f"git {' '.join(args)} failed in {repo}: {done.stderr.strip().splitlines()[-1:]}")
+    return done
+
+
+def ancestors(repo: Path, rev: str, commits: tuple[str, ...]) -> dict[str, bool]:
+    """For each commit the expectations name: whether it is in `rev`'s history (unknown commits are left out)."""
+    out = {}
+    for c in commits:
+        done = _git(repo, "merge-base", "--is-ancestor", c, rev, check=False)
+        if done.returncode in (0, 1):
+            out[c] = done.returncode == 0
+    return out
+
+
+def build(sources: Path, into: Path, facts: dict, installed: Path | None = None) -> Path:
+    """An overlay (an import-path entry) of the installed package with `sources` (a backends/arm tree) as its
+    Arm backend, made afresh in `into`; `facts` go into its marker."""
+    installed = installed or installed_package()
+    shutil.rmtree(into, ignore_errors=True)
+    package = into / PACKAGE
+    (package / "backends").mkdir(parents=True)
+    (package / "__init__.py").write_text("")  # a regular package: nothing resolves to the installed copy
+    for entry in installed.iterdir():
+        if entry.name not in ("backends", "__init__.py", "__pycache__", MARKER):
+            (package / entry.name).symlink_to(entry)
+    for entry in (installed / "backends").iterdir():
+        if entry.name not in ("arm", "__pycache__"):
+            (package / "backends" / entry.name).symlink_to(entry)
+    shutil.copytree(sources, package / ARM, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    (package / MARKER).write_text(json.dumps({"kind": "tree", "installed": str(installed), **facts}))
+    return into
+
+
+def tree_facts(top: Path, rev: str | None, commits: tuple[str, ...] = ()) -> dict:
+    """What a tree overlay records: its path, commit (+dirty for a working tree with changes under
+    backends/arm), version.txt, and which of `commits` it contains."""
+    head = _git(top, "rev-parse", f"{rev or 'HEAD'}^{{commit}}").stdout.strip()
+    dirty = rev is None and bool(_git(top, "status", "--porcelain", "--", ARM.as_posix()).stdout.strip())
+    if rev is None:
+        version_file = top / "version.txt"
+        version = version_file.read_text().strip() if version_file.exists() else ""
+    else:
+        version = _git(top, "show", f"{head}:version.txt", check=False).stdout.strip()
+    return {"source": str(top), "commit": head, "dirty": dirty, "version": version,
+            "ancestors": ancestors(top, head, commits)}
+
+
+def check_checkout(repo: str | Path, rev: str = "") -> Path:
+    """The checkout's top directory (a bare repository's own, when a commit is named); ConfigError unless it is a
+    git repository."""
+    path = Path(repo).expanduser()
+    if not path.is_dir():
+        raise ConfigError(f"invalid --executorch={repo}: not a release (e.g. 1.4.1) and not a git checkout")
+    done = subprocess.run(["git", "-C", str(path), "rev-parse", "--show-toplevel"], capture_output=True, text=True)
+    if done.returncode == 0 and done.stdout.strip():
+        return Path(done.stdout.strip())
+    bare = subprocess.run(["git", "-C", str(path), "rev-parse", "--is-bare-repository"], capture_output=True, text=True)
+    if bare.stdout.strip() == "true":
+        if not rev:
+            raise ConfigError(f"invalid --executorch={repo}: a bare repository has no working tree; name a commit "
+                              f"of it: {repo}@REV")
+        return path.resolve()
+    raise ConfigError(f"invalid --executorch={repo}: not a release (e.g. 1.4.1) and not a git checkout")
+
+
+def tree(spec: str, cache: Path = DEFAULT_CACHE, commits: tuple[str, ...] = ()) -> Overlay:
+    """The overlay of a source tree: 'PATH' (its working tree as it is now) or 'PATH@REV' (a commit of it)."""
+    start = time.perf_counter()
+    path, _, rev = spec.rpartition("@") if "@" in spec else (spec, "", "")
+    top = check_checkout(path, rev)
+    if rev:
+        if _git(top, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False).returncode:
+            raise ConfigError(f"invalid --executorch={spec}: {rev} is not a commit of {top}")
+        if _git(top, "cat-file", "-e", f"{rev}:{ARM.as_posix()}", check=False).returncode:
+            raise ConfigError(f"invalid --executorch={spec}: {top} has no {ARM.as_posix()} at {rev}")
+    elif not (top / ARM).is_dir():
+        raise ConfigError(f"invalid --executorch={spec}: {top} has no {ARM.as_posix()} (an ExecuTorch checkout?)")
+    facts = tree_facts(top, rev or None, commits)
+    key = hashlib.sha256(f"{top}@{facts['commit']}{'+dirty' if facts['dirty'] else ''}".encode()).hexdigest()[:16]
+    into = Path(cache) / f"tree-{key}"
+    if rev:
+        snapshot = into.with_name(into.name + ".src")
+        shutil.rmtree(snapshot, ignore_errors=True)
+        snapshot.mkdir(parents=True)
+        archive = subprocess.run(["git", "-C", str(top), "archive", facts["commit"], ARM.as_posix()],
+                                 capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(snapshot)], input=archive, check=True)
+        build(snapshot / ARM, into, facts)
+        shutil.rmtree(snapshot, ignore_errors=True)
+    else:  # a working tree is copied as it is at the start, so that edits during the run change nothing
+        build(top / ARM, into, facts)
+    label = f"{top}@{facts['commit'][:12]}{'+dirty' if facts['dirty'] else ''}"
+    return Overlay(into, "tree", label, time.perf_counter() - start, False)
+
+
+# -- choosing one ------------------------------------------------------------------------------------------
+def resolve(spec: str, cache: Path = DEFAULT_CACHE, commits: tuple[str, ...] = ()) -> Overlay:
+    """`--executorch SPEC`: 'installed', a release ('1.4.1'), or a checkout ('PATH' or 'PATH@REV')."""
+    if spec in ("", "installed"):
+        return Overlay(None, "installed", installed_version())
+    if _RELEASE.match(spec) and not Path(spec).exists():
+        return release(spec, cache)
+    return tree(spec, cache, commits)
+
+
+def activate(overlay: Overlay) -> None:
+    """Put the overlay first on this process's import path and its children's (PYTHONPATH); ConfigError if
+    ExecuTorch is already imported here (it would stay the one imported)."""
+    if overlay.path is None:
+        return
+    if PACKAGE in sys.modules:
+        raise ConfigError("--executorch must take effect before ExecuTorch is imported (give it to "
+                          "`python -m harness`, not to a process that already imported it)")
+    entry = str(overlay.path)
+    os.environ["PYTHONPATH"] = os.pathsep.join([entry, *filter(None, [os.environ.get("PYTHONPATH")])])
+    os.environ["HARNESS_EXECUTORCH"] = overlay.label
+    os.environ["HARNESS_EXECUTORCH_PATH"] = entry  # harness/__init__.py puts it back where a launcher reset sys.path
+    if entry not in sys.path:
+        sys.path.insert(0, entry)
+    import importlib
+
+    importlib.invalidate_caches()

@@ -1,0 +1,66 @@
+"""The release page: a tier on every ExecuTorch in the history, side by side, from what each backend did."""
+
+from __future__ import annotations
+
+import time
+
+from harness.history.db import COMPLETE, History, RunInfo
+from harness.report.html import write_report
+from harness.report.releases import page
+from harness.results.case_result import CaseResult, Outcome
+
+
+def _run(history: History, run_id: str, executorch: str, results: list[CaseResult], started: float,
+         tree: str = "") -> RunInfo:
+    versions = {"torch": "2.13.0", "executorch": executorch, **({"executorch-tree": tree} if tree else {})}
+    run = RunInfo(run_id, "smoke", 0, "tosa", started=started, ended=started + 1, status=COMPLETE, versions=versions)
+    history.ensure_run(run)
+    for r in results:
+        r.run_id, r.versions = run_id, versions
+        history.record(r)
+    history.finish_run(run_id, COMPLETE, started + 1)
+    return run
+
+
+NAMES = {n: f"conv2d_ic4_oc{k}_i8x8_k3_p1_qa8w8" for k, n in enumerate(("fixed", "broke", "same", "numbers", "a"), 4)}
+
+
+def _r(d: str, actual: str, digest: str = "", issue: str = "", **metrics) -> CaseResult:
+    outcome = Outcome.KNOWN_ISSUE if issue else Outcome(actual)
+    return CaseResult(NAMES[d], 0, outcome, actual_outcome=actual, issue=issue, output_sha256=digest, metrics=metrics,
+                      stage="lower" if actual == "lowering_error" else "", error_type="AttributeError"
+                      if actual == "lowering_error" else "", reason="lower: AttributeError: x" if actual != "pass" else "")
+
+
+def test_each_step_names_what_it_fixed_broke_and_changed(tmp_path):
+    t = time.time() - 100
+    with History(tmp_path / "h.sqlite") as h:
+        _run(h, "old", "1.4.1", [_r("fixed", "lowering_error"), _r("broke", "pass", "d1"), _r("same", "pass", "d2"),
+                                 _r("numbers", "pass", "d3", max_lsb=0)], t)
+        _run(h, "tree", "1.5.1", [_r("fixed", "pass"), _r("broke", "pass"), _r("same", "pass"), _r("numbers", "pass")],
+             t + 5, tree="/src/executorch@0123456789ab")
+        new = _run(h, "new", "1.5.1", [_r("fixed", "pass", "d0"), _r("broke", "mismatch", issue="some-entry", max_lsb=9),
+                                       _r("same", "pass", "d2"), _r("numbers", "pass", "d4", max_lsb=1)], t + 10)
+        p = page(h, new)
+        assert [c["label"] for c in p["columns"]] == ["1.4.1", "1.5.1", "/src/executorch@0123456789ab"]
+        first = p["steps"][0]
+        back = {v: k for k, v in NAMES.items()}
+        kinds = {back[c.descriptor]: (c.kind, c.before, c.after, c.explained) for c in first.changes}
+        assert kinds == {"fixed": ("fixed", "lowering_error/lower/AttributeError", "pass", ""),
+                         "broke": ("broke", "pass", "mismatch", "some-entry"),
+                         "numbers": ("other numbers", "0 LSB", "1 LSB", "")}
+        assert sorted(back[r["descriptor"]] for r in p["rows"]) == ["broke", "fixed", "numbers"]
+        broke = next(r for r in p["rows"] if r["descriptor"] == NAMES["broke"])
+        assert broke["cells"] == ["pass", "mismatch (some-entry) 9 LSB", "pass"]  # the tree comes after the releases
+        write_report(h, new, h.results("new"), tmp_path / "out")
+    html = (tmp_path / "out" / "releases.html").read_text()
+    assert html.count('class="release"') == 3 and html.count('class="differs"') == 3
+    assert 'id="releases-link"' in (tmp_path / "out" / "index.html").read_text()
+
+
+def test_one_release_makes_no_page(tmp_path):
+    with History(tmp_path / "h.sqlite") as h:
+        run = _run(h, "only", "1.5.1", [_r("a", "pass")], time.time())
+        assert page(h, run) is None
+        write_report(h, run, h.results("only"), tmp_path / "out")
+    assert not (tmp_path / "out" / "releases.html").exists()
