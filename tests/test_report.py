@@ -3,14 +3,12 @@ entry and a baseline: rendered in headless Chromium and checked from the rendere
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
+from browser import chromium, headless
 from harness.history.db import History, RunInfo
 from harness.history.diff import diff
 from harness.report.html import write_report
@@ -72,28 +70,10 @@ def report(tmp_path_factory):
     return page, results
 
 
-def _chromium() -> str:
-    """Debian's chromium; installed here when absent (the CI entry point installs it too)."""
-    found = shutil.which("chromium")
-    if found is None and shutil.which("apt-get") and os.geteuid() == 0:
-        subprocess.run(["apt-get", "install", "-y", "-q", "chromium"], capture_output=True, timeout=600)
-        found = shutil.which("chromium")
-    if found is None:
-        pytest.skip("headless Chromium is absent and could not be installed (Debian's chromium package, as root)")
-    return found
-
-
-def _headless(chromium: str, tmp: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                           "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                           f"--user-data-dir={tmp}", "--virtual-time-budget=10000", *args],
-                          capture_output=True, text=True, timeout=120)
-
-
 def test_the_rendered_page_has_its_plots_and_failure_rows(report, tmp_path):
     page, results = report
-    chromium = _chromium()
-    dom = _headless(chromium, tmp_path / "a", "--dump-dom", page.as_uri()).stdout
+    browser = chromium()
+    dom = headless(browser, tmp_path / "a", "--dump-dom", page.as_uri()).stdout
     plots = len(re.findall(r'<img class="plot"', dom))
     assert plots >= 11  # 5 heatmap pairs, the trend, the stage times
     assert f'data-plots-loaded="{plots}"' in dom, "a plot did not decode in the browser"
@@ -105,7 +85,7 @@ def test_the_rendered_page_has_its_plots_and_failure_rows(report, tmp_path):
     assert "REGRESSION: r3 against r2 (3 new failures, 1 stale)" in dom and "int-relu6-not-delegated" in dom
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in dom and "<script>alert(1)" not in dom
     SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-    _headless(chromium, tmp_path / "b", "--window-size=1400,2200", f"--screenshot={SCREENSHOT}", page.as_uri())
+    headless(browser, tmp_path / "b", "--window-size=1400,2200", f"--screenshot={SCREENSHOT}", page.as_uri())
     assert SCREENSHOT.stat().st_size > 50_000
 
 

@@ -74,9 +74,11 @@ def measure(results: list[CaseResult], any_release: bool = False) -> list[EntryM
     for r in results:
         family = TARGETS[r.target].family if r.target in TARGETS else "tosa"
         backend = ANY if any_release else backend_of(r.versions, _tree_marker(r.versions))
-        reason = r.reason.split(" [a new failure")[0]
+        judged = reclassify(r, backend)
+        if judged.outcome.value == "expected_rejection":
+            continue  # a documented refusal: no entry's business
         matching = [i for i in registry() if i.matches(r.descriptor, family, backend)]
-        by = next((i for i in matching if i.explains(r.actual_outcome, r.metrics, reason)), None)
+        by = next((i for i in matching if i.id == judged.issue), None) if judged.outcome.value == "known_issue" else None
         for issue in matching:
             m = found[issue.id]
             m.cases += 1
@@ -103,9 +105,10 @@ def _tree_marker(versions: dict) -> dict:
             "dirty": commit.endswith("+dirty"), "version": versions.get("executorch-tree-version", "")}
 
 
-def reclassify(r: CaseResult) -> CaseResult:
-    """`r` judged again by today's expectations, on the ExecuTorch it ran on (its reason stands in for the
-    error message, which results do not keep; it holds the message and, for a refusal, the partitioner's)."""
+def reclassify(r: CaseResult, backend=None) -> CaseResult:
+    """`r` judged again by today's expectations, on the ExecuTorch it ran on (or `backend`); its reason stands in
+    for the error message, which results do not keep (it holds the message and, for a refusal, the
+    partitioner's)."""
     import dataclasses
 
     from harness.config import parse_descriptor
@@ -118,6 +121,7 @@ def reclassify(r: CaseResult) -> CaseResult:
     reason = r.reason.split(" [a new failure")[0]
     seen = Observation(actual, reason, r.rule, r.metrics, r.stage, reason, r.error_type)
     family = TARGETS[r.target].family if r.target in TARGETS else "tosa"
-    verdict = classify(parse_descriptor(r.descriptor), seen, family, backend_of(r.versions, _tree_marker(r.versions)))
+    backend = backend if backend is not None else backend_of(r.versions, _tree_marker(r.versions))
+    verdict = classify(parse_descriptor(r.descriptor), seen, family, backend)
     return dataclasses.replace(r, outcome=verdict.outcome, reason=verdict.reason, rejection=verdict.rejection,
                                issue=verdict.issue, stale=verdict.stale)

@@ -119,8 +119,8 @@ REJECTIONS: tuple[Rejection, ...] = (
     Rejection(
         "dynamic-needs-shape-extension-before-1.5.1",
         "Node has symbolic shape, has the TOSA spec shape extension support? (before 1.5.1 every op with a "
-        "symbolic size is left on the CPU without the TOSA shape extension)",
-        lambda c: c.dynamic_spatial and not c.shape_extension,
+        "symbolic size, batch or spatial, is left on the CPU without the TOSA shape extension)",
+        lambda c: c.dynamic != "none" and not c.shape_extension,
         error_pattern=r"Node has symbolic shape, has the TOSA spec shape extension support",
         executorch="<1.5.1",
     ),

@@ -157,6 +157,15 @@ def failure_of(r: CaseResult) -> str:
     return "pass" if actual == "pass" else "/".join(filter(None, [actual, r.stage, r.error_type]))
 
 
+def _message(r: CaseResult) -> str:
+    """A failure's message without its numbers or the interpreter's node dump: two AttributeErrors about
+    different attributes are two failures, the same crash at another size is one."""
+    import re
+
+    text = r.reason.split(" While executing ")[0].split(" [a new failure")[0]
+    return re.sub(r"\d+(\.\d+)?", "N", text)[:160] if r.actual_outcome != "mismatch" else ""
+
+
 def worst_number(r: CaseResult) -> str:
     m = r.metrics
     for key, unit in (("max_lsb", " LSB"), ("max_err", " x"), ("sqnr_db", " dB")):
@@ -178,7 +187,7 @@ def behaviour_changes(base: list[CaseResult], new: list[CaseResult]) -> list[Beh
             kind = "fixed"
         elif was == "pass" and now != "pass":
             kind = "broke"
-        elif was != now:
+        elif was != now or (now != "pass" and _message(o) != _message(n)):
             kind = "other failure"
         elif now == "pass" and o.output_sha256 and n.output_sha256 and o.output_sha256 != n.output_sha256:
             kind, was, now = "other numbers", worst_number(o) or "pass", worst_number(n) or "pass"

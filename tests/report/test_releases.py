@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
 import time
+
+from browser import chromium, headless
 
 from harness.history.db import COMPLETE, History, RunInfo
 from harness.report.html import write_report
@@ -56,6 +59,11 @@ def test_each_step_names_what_it_fixed_broke_and_changed(tmp_path):
     html = (tmp_path / "out" / "releases.html").read_text()
     assert html.count('class="release"') == 3 and html.count('class="differs"') == 3
     assert 'id="releases-link"' in (tmp_path / "out" / "index.html").read_text()
+    browser = chromium()  # as a reader sees it
+    dom = headless(browser, tmp_path / "profile", "--dump-dom", (tmp_path / "out" / "releases.html").as_uri()).stdout
+    assert len(re.findall(r'<tr class="release">', dom)) == 3 and len(re.findall(r'<tr class="differs">', dom)) == 3
+    assert "1.4.1</span> → <span class=\"mono\">1.5.1</span>:\n    1 fixed, 1 broke, 0 failing another way," in dom
+    assert "mismatch (some-entry) 9 LSB" in dom
 
 
 def test_one_release_makes_no_page(tmp_path):
