@@ -64,7 +64,7 @@ def _cases(config) -> list[ConvConfig]:
                                                config.getoption("seed"), config.getoption("filter"),
                                                config.getoption("shard"), config.getoption("target"))
             if config.getoption("canary"):
-                from harness.cases.canaries import get
+                from harness.faults.canaries import get
 
                 get(config.getoption("canary"))
         except ConfigError as e:

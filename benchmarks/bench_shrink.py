@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 def first_catching(name: str, cases) -> tuple:
-    from harness.cases.canaries import CANARIES
+    from harness.faults.canaries import CANARIES
     from harness.run.execute import run_case
 
     canary = CANARIES[name]
@@ -68,7 +68,7 @@ def main() -> int:
         return 0
 
     from harness.bisect.shrink import shrink, size
-    from harness.cases.canaries import CANARIES
+    from harness.faults.canaries import CANARIES
     from harness.cases.sweeps import sweep
     from harness.run.execute import run_case
 

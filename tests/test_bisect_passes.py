@@ -14,7 +14,7 @@ import re
 import pytest
 
 from harness.bisect.passes import bisect_passes
-from harness.cases.canaries import CANARIES
+from harness.faults.canaries import CANARIES
 from harness.config import parse_descriptor
 
 from canary_cases import FIRST_CATCHING_SMOKE_CASE

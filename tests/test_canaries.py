@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.cases.canaries import CANARIES
+from harness.faults.canaries import CANARIES
 from harness.cases.sweeps import sweep
 from harness.run.execute import run_case
 
@@ -61,7 +61,7 @@ def _arm_backend_state() -> dict:
 
 @pytest.mark.parametrize("name", list(CANARIES))
 def test_a_canary_is_undone_without_a_trace(name):
-    from harness.cases.canaries import injected
+    from harness.faults.canaries import injected
     from harness.run.process import setup_process
 
     setup_process()  # the backend's modules are loaded

@@ -9,8 +9,8 @@ import textwrap
 import pytest
 
 from harness.config import ConfigError
-from harness.mutate.catalog import count_of, mutant_name, mutants_of, parse_name, source_file
-from harness.mutate.operators import count, mutant_tree, mutants
+from harness.faults.catalog import count_of, mutant_name, mutants_of, parse_name, source_file
+from harness.faults.operators import count, mutant_tree, mutants
 
 SOURCE = textwrap.dedent('''
     """A module to mutate."""
@@ -78,7 +78,7 @@ def test_a_mutant_names_the_lines_that_run_it():
 def test_cases_that_never_run_a_mutants_lines_are_not_run_for_it():
     """The coverage argument behind `reaching`: a call whose traced lines miss every line of a mutant
     returns the same with the mutant in place."""
-    from harness.mutate.run import _spread, reaching
+    from harness.mutation.run import _spread, reaching
 
     ns: dict = {}
     exec(compile(SPANS, "s.py", "exec"), ns)
@@ -136,7 +136,7 @@ def test_a_loaded_mutant_changes_the_live_function_and_undo_restores_it(tmp_path
     monkeypatch.syspath_prepend(str(tmp_path))
     import mutme
 
-    from harness.mutate.load import install
+    from harness.faults.load import install
 
     index = next(m.index for m in mutants(SOURCE, "m.py") if m.function == "window" and m.description == "1 -> 2"
                  and m.line == 9)
@@ -172,7 +172,7 @@ def test_the_three_conv_passes_have_hundreds_of_mutants():
 @pytest.mark.lowering
 def test_a_tier_kills_a_wrong_slice_axis_and_reports_a_survivor(tmp_path):
     """Mutant 40 slices grouped inputs on axis 2 instead of the channels: a grouped smoke case fails at once."""
-    from harness.mutate.run import mutate
+    from harness.mutation.run import mutate
 
     index = next(m.index for m in mutants_of("decompose_grouped_conv_pass")
                  if m.function.endswith("_slice_inputs") and m.description == "1 -> 2")
@@ -193,7 +193,7 @@ def test_a_tier_kills_a_wrong_slice_axis_and_reports_a_survivor(tmp_path):
 
 
 def test_a_sample_is_seeded_and_a_carried_kill_needs_its_case(tmp_path):
-    from harness.mutate.run import carried, sample
+    from harness.mutation.run import carried, sample
 
     ms = list(mutants(SOURCE, "m.py"))
     a, b = sample(ms, 0.3, 1), sample(ms, 0.3, 1)
@@ -223,7 +223,7 @@ def test_type_expressions_are_not_mutated():
 
 
 def test_a_carried_kill_follows_its_mutant_when_indices_move(tmp_path):
-    from harness.mutate.run import carried, identity
+    from harness.mutation.run import carried, identity
 
     ms = list(mutants(SOURCE, "m.py"))
     report = tmp_path / "mutation.json"
@@ -239,8 +239,8 @@ def test_a_carried_kill_follows_its_mutant_when_indices_move(tmp_path):
 
 def test_every_listed_equivalent_names_mutants_of_the_installed_passes():
     """The policy stays true to the source it was written for: each entry matches at least one mutant."""
-    from harness.mutate.catalog import source_file
-    from harness.mutate.equivalents import load, lookup_at
+    from harness.faults.catalog import source_file
+    from harness.faults.equivalents import load, lookup_at
 
     for e in load():
         text = source_file(e.target).read_text().splitlines()
@@ -251,7 +251,7 @@ def test_every_listed_equivalent_names_mutants_of_the_installed_passes():
 
 
 def test_a_bad_equivalent_entry_is_one_line(tmp_path):
-    from harness.mutate.equivalents import load
+    from harness.faults.equivalents import load
 
     bad = tmp_path / "eq.toml"
     bad.write_text('[[equivalent]]\ntarget = "t"\nfunction = "f"\nsource = "x"\nchange = "*"\nkind = "maybe"\n'
@@ -264,9 +264,9 @@ def test_a_bad_equivalent_entry_is_one_line(tmp_path):
 
 
 def test_a_listed_mutant_that_a_case_kills_stays_killed_and_says_the_listing_is_wrong():
-    from harness.mutate import equivalents
-    from harness.mutate.catalog import source_file
-    from harness.mutate.run import MutantResult, mark_equivalents
+    from harness.faults import equivalents
+    from harness.faults.catalog import source_file
+    from harness.mutation.run import MutantResult, mark_equivalents
 
     (m,) = [m for m in mutants_of("decompose_grouped_conv_pass") if m.function.endswith("_slice_biases")
             and m.description == "0 -> -1"]
@@ -283,7 +283,7 @@ def test_a_listed_mutant_that_a_case_kills_stays_killed_and_says_the_listing_is_
 
 def test_an_interrupted_run_resumes_from_its_journal_and_refuses_another_runs(tmp_path, monkeypatch):
     """Every verdict is journaled as it is reached: after a stop, --resume runs only the undecided mutants."""
-    import harness.mutate.run as run
+    import harness.mutation.run as run
 
     monkeypatch.setattr(run, "trace", lambda configs, jobs, cache, pack=1: ({}, {}))
     calls = []
@@ -323,7 +323,7 @@ def test_a_survivor_that_changed_output_bits_is_counted_apart(monkeypatch):
     """A green case whose output digest differs from the unmutated run's: the judge's tolerance hid the
     fault. Counted per survivor, never for a case without a baseline digest or without an output."""
     from harness.config import parse_descriptor
-    from harness.mutate import run
+    from harness.mutation import run
     from harness.results.case_result import CaseResult, Outcome
 
     cases = [parse_descriptor(d) for d in ("conv2d_ic4_oc4_i8x8_k3_qfp32", "conv2d_ic4_oc4_i8x9_k3_qfp32",
@@ -353,7 +353,7 @@ def test_a_survivor_that_changed_output_bits_is_counted_apart(monkeypatch):
 
 def test_a_case_that_fails_without_a_mutant_judges_no_mutant(tmp_path, monkeypatch):
     """Else it would 'kill' every mutant it reaches (a stale expectation did, before this rule)."""
-    import harness.mutate.run as run
+    import harness.mutation.run as run
 
     seen = {}
 
@@ -379,8 +379,8 @@ def test_listed_mutants_need_not_run_unless_a_case_reaches_an_unreachable_one():
     """--skip-listed: an equivalent mechanism holds on any case, so a large tier need not run it; a mutant listed
     as unreachable still runs where the trace shows a case reaching it (the listing would then be wrong)."""
     from harness.config import parse_descriptor
-    from harness.mutate.equivalents import lookup_at
-    from harness.mutate.run import listed_rows
+    from harness.faults.equivalents import lookup_at
+    from harness.mutation.run import listed_rows
 
     text = source_file("rewrite_conv_pass").read_text().splitlines()
     listed = {mutant_name("rewrite_conv_pass", m.index): lookup_at("rewrite_conv_pass", m.function, m.line,
@@ -403,7 +403,7 @@ def test_a_packed_trace_gives_each_case_its_packs_lines(tmp_path):
     """Three times faster on a large tier; each case's lines are then a superset of its own, so a line that
     no pack runs no case runs, and the outputs are the alone run's."""
     from harness.config import parse_descriptor
-    from harness.mutate.run import trace
+    from harness.mutation.run import trace
 
     cases = [parse_descriptor(d) for d in ("conv2d_ic8_oc8_i12x12_k3_p1_qfp32", "conv2d_ic4_oc4_g4_i10x10_k3_p1_qfp32")]
     alone, outputs_alone = trace(cases, 1, tmp_path / "alone.json")

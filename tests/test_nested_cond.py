@@ -12,7 +12,7 @@ SILENT = "conv2d_ic8_oc8_i12x12_k3_p1_qa8w8_dssilent_cxcond"
 
 
 def _bias_mutants(pick) -> list[str]:
-    from harness.mutate.catalog import mutant_name, mutants_of
+    from harness.faults.catalog import mutant_name, mutants_of
 
     found = [mutant_name("rewrite_conv_pass", m.index) for m in mutants_of("rewrite_conv_pass")
              if m.function.endswith("_rewrite_control_flow_bias") and pick(m)]

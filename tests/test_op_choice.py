@@ -39,7 +39,7 @@ def test_a_depthwise_conv_decomposed_per_channel_is_a_lowering_error():
     """DecomposeGroupedConvPass mutant: depthwise tested on the input's H instead of its channels. Every output
     value stays right (eight 1-channel DEPTHWISE_CONV2Ds for one), so only the op check sees it; it survived
     every case of smoke before the check."""
-    from harness.mutate.catalog import mutant_name, mutants_of
+    from harness.faults.catalog import mutant_name, mutants_of
     from harness.run.execute import run_case
 
     (m,) = [m for m in mutants_of("decompose_grouped_conv_pass") if m.function.endswith("_is_depthwise_conv")
@@ -63,7 +63,7 @@ def test_int4_weights_stored_as_int8_are_a_lowering_error_alone_and_packed():
     """RewriteConvPass mutant: the rewritten weight loses the source's special dtype (INT4). The values fit
     int8, so the reference model's numbers are bit-identical and the mutant survived every smoke case; the
     weight check sees the INT8 tensor, alone and in a pack."""
-    from harness.mutate.catalog import mutant_name, mutants_of
+    from harness.faults.catalog import mutant_name, mutants_of
     from harness.run.execute import run_case
     from harness.run.packed import run_pack
 
@@ -91,7 +91,7 @@ def test_an_a16w8_accumulator_read_through_int16_is_a_lowering_error_alone_and_p
     (a direct one, or one behind a permute) round the accumulator to INT16 first: on offset data 1 LSB moves,
     within the tolerance the fake-quantized model's own rounding needs, so the numbers never caught them.
     The graph check does, alone and in a pack; the unmutated lowering reads the accumulator once."""
-    from harness.mutate.catalog import mutant_name, mutants_of
+    from harness.faults.catalog import mutant_name, mutants_of
     from harness.run.execute import run_case
     from harness.run.packed import run_pack
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.cases.canaries import CANARIES
+from harness.faults.canaries import CANARIES
 from harness.cases.packing import alone_reason, check_pack_size, form_packs
 from harness.cases.sweeps import sweep
 from harness.config import ConfigError, parse_descriptor

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.cases.canaries import CANARIES
+from harness.faults.canaries import CANARIES
 from harness.cli.main import main
 from harness.config import parse_descriptor
 from harness.history.db import History

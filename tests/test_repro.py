@@ -18,7 +18,7 @@ from harness.config import ConfigError, parse_descriptor
 
 WRAPPER = """
 import runpy, sys
-from harness.cases.canaries import injected
+from harness.faults.canaries import injected
 name, path = sys.argv[1], sys.argv[2]
 sys.argv = [path]
 with injected(name):

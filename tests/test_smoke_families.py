@@ -1,6 +1,6 @@
 """Smoke's structural families catch faults on one axis or one remainder kind that its other cases let through.
 
-Each fault is a mutant of the installed passes (harness.mutate), named by what
+Each fault is a mutant of the installed passes (harness.faults), named by what
 it changes rather than by index. Each survived every case of the smoke tier as
 it was before its family (the first two: 436 cases, `python -m harness mutate
 --sample 0.1 --filter '^(?!.*_qa8w4)'` on it; the others: 619 cases, every
@@ -15,7 +15,7 @@ import pytest
 
 from harness.cases.sweeps import SMOKE_STRUCTURAL_BASES, sweep
 from harness.config import parse_descriptor
-from harness.mutate.catalog import mutant_name, mutants_of
+from harness.faults.catalog import mutant_name, mutants_of
 from harness.run.execute import run_case
 
 pytestmark = pytest.mark.lowering

@@ -30,7 +30,7 @@ import torch
 
 from harness.bisect.eager import SpecViolation, run_stage
 from harness.case.data import program_inputs
-from harness.cases.canaries import injected
+from harness.faults.canaries import injected
 from harness.config import ConvConfig
 from harness.judging.judge import Judge, Judgement
 from harness.policy.targets import get_target

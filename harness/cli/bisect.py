@@ -16,7 +16,7 @@ def _checked(args):
     config = parse_descriptor(args.descriptor)
     check_case(get_target(args.target), config)
     if getattr(args, "canary", ""):
-        from harness.cases.canaries import get
+        from harness.faults.canaries import get
 
         get(args.canary)
     if hasattr(args, "captured"):

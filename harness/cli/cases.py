@@ -108,7 +108,7 @@ def cmd_run(args) -> int:
     config = parse_descriptor(args.descriptor)
     check_case(get_target(args.target), config)  # unknown target, or not a case of it: usage error before any work
     if args.canary:
-        from harness.cases.canaries import get
+        from harness.faults.canaries import get
 
         get(args.canary)  # unknown canary: usage error before any work
     check_captured(config, args.captured)
@@ -143,7 +143,7 @@ def check_captured(config, data_file: str) -> None:
 
 
 def cmd_canaries(args) -> int:
-    from harness.cases.canaries import CANARIES
+    from harness.faults.canaries import CANARIES
 
     for c in CANARIES.values():
         print(f"{c.name:24s} {c.branch}: {c.fault}")

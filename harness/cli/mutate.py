@@ -42,8 +42,8 @@ def add_parser(sub) -> None:
 def cmd_mutate(args) -> int:
     from harness.cases.packing import check_pack_size
     from harness.cases.sweeps import SWEEPS
-    from harness.mutate.catalog import mutant_name, mutants_of, parse_name
-    from harness.mutate.run import check_targets
+    from harness.faults.catalog import mutant_name, mutants_of, parse_name
+    from harness.mutation.run import check_targets
 
     targets = check_targets(args.target)
     if args.sweep not in SWEEPS:
@@ -67,7 +67,7 @@ def cmd_mutate(args) -> int:
             for m in mutants_of(t)[: args.max]:
                 print(f"{mutant_name(t, m.index)}\t{m.function}\tline {m.line}\t{m.operator} {m.description}")
         return EXIT_OK
-    from harness.mutate.run import mutate
+    from harness.mutation.run import mutate
 
     def say(row) -> None:
         by = f" by {row.killed_by} ({row.outcome})" if row.killed_by else ""

@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from harness.blame import harness_module, harness_origin, raising_frame
-from harness.cases.canaries import injected
+from harness.faults.canaries import injected
 from harness.config import ConvConfig
 from harness.judging.op_choice import narrowed_accumulator, wrong_op, wrong_weight_quantization, wrong_weight_type
 from harness.policy.schemes import SCHEMES

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from harness.case.data import program_inputs
 from harness.case.dynamic import export_dims
-from harness.cases.canaries import injected
+from harness.faults.canaries import injected
 from harness.config import ConvConfig
 from harness.lowering.lower import lower as lower_program
 from harness.lowering.pack import pack_programs, split_artifact

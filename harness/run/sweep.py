@@ -75,7 +75,7 @@ def check(req: SweepRequest) -> list:
     if req.time_limit is not None and not req.time_limit > 0:
         raise ConfigError(f"invalid --time-limit={req.time_limit}: must be a number of seconds > 0")
     if req.canary:
-        from harness.cases.canaries import get
+        from harness.faults.canaries import get
 
         get(req.canary)
     check_pack_size(req.pack)

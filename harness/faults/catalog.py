@@ -1,10 +1,10 @@
 """The mutants of the installed conv lowering, by name, without importing ExecuTorch.
 
 A mutant is named `mutant:TARGET:INDEX` (TARGET from harness/policy/mutation.py,
-INDEX its place in `harness.mutate.operators.mutants` of that file). The name
+INDEX its place in `harness.faults.operators.mutants` of that file). The name
 travels where a canary's does (`--canary`, a sweep's workers), so a mutant runs
-through the same sweep machinery as a canary: `harness.cases.canaries.get`
-turns the name into a fault that `harness.mutate.load` installs.
+through the same sweep machinery as a canary: `harness.faults.canaries.get`
+turns the name into a fault that `harness.faults.load` installs.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from harness.config import ConfigError
-from harness.mutate.operators import Mutant, count, mutants
+from harness.faults.operators import Mutant, count, mutants
 from harness.policy.mutation import PACKAGE, TARGETS
 
 PREFIX = "mutant:"

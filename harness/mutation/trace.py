@@ -20,7 +20,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from harness.mutate.catalog import source_file
+from harness.faults.catalog import source_file
 from harness.policy.mutation import TARGETS
 from harness.run.execute import run_case as _run_case
 from harness.run.process import setup_process  # noqa: F401 - run once per worker by the parallel runner

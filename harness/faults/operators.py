@@ -2,7 +2,7 @@
 
 Read with `ast` from the source text (no import), so a sweep's parent can list
 them. Each mutant changes one node of one function or method, so it can be
-loaded by swapping that function's code object (`harness.mutate.load`):
+loaded by swapping that function's code object (`harness.faults.load`):
 
 * `const`: an integer constant n -> n + 1 and n - 1 (indices, axes, offsets)
 * `compare`: < <=, > >=, == !=, is / is not, in / not in, each to its partner

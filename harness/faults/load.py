@@ -17,7 +17,7 @@ import types
 from pathlib import Path
 from typing import Callable
 
-from harness.mutate.operators import mutant_tree
+from harness.faults.operators import mutant_tree
 
 
 class MutantError(ValueError):

@@ -1,6 +1,6 @@
 """Mutation testing of the installed conv lowering with a tier of the harness: the kill rate and the survivors.
 
-1. Trace: the tier runs once, alone and clean, under `harness.mutate.trace`, which
+1. Trace: the tier runs once, alone and clean, under `harness.mutation.trace`, which
    records the lines of the targets each case runs (kept per ExecuTorch version
    and tier in the output directory, so later runs reuse it).
 2. For each mutant, only the cases that run one of its lines (`Mutant.lines`)
@@ -29,8 +29,8 @@ from pathlib import Path
 
 from harness.cases.selection import select
 from harness.config import ConvConfig
-from harness.mutate.catalog import mutant_name, mutants_of, source_file
-from harness.mutate.operators import Mutant
+from harness.faults.catalog import mutant_name, mutants_of, source_file
+from harness.faults.operators import Mutant
 from harness.policy.mutation import DEFAULT_TARGETS
 from harness.policy.packing import PACK_SIZE
 from harness.results.case_result import CaseResult, versions
@@ -111,9 +111,9 @@ def trace(configs: list[ConvConfig], jobs: int, cache: Path, pack: int = 1) -> t
             outputs[r.descriptor] = r.output_sha256 if r.green else None
             results.write(r.to_json() + "\n")
 
-        run_parallel(configs, 0, "tosa", jobs, seen, case_fn="harness.mutate.trace:run_case", run_id=run_id,
+        run_parallel(configs, 0, "tosa", jobs, seen, case_fn="harness.mutation.trace:run_case", run_id=run_id,
                      pack=pack)
-    from harness.mutate.trace import read_trace
+    from harness.mutation.trace import read_trace
 
     reached = read_trace(run_id)
     cache.write_text(json.dumps({"key": key, "trace": {d: {t: sorted(v) for t, v in by.items()}
@@ -238,7 +238,7 @@ def renamed(rows: list[dict], current: dict[tuple, str] | None) -> dict[str, Mut
 def listed_rows(targets: list[str], configs: list[ConvConfig], reached: Trace) -> dict[str, MutantResult]:
     """The mutants the equivalents policy lists, as rows that need not run: an equivalent or defensive
     mechanism holds on any case. An unreachable one is left out (so it runs) when a case reaches it."""
-    from harness.mutate.equivalents import lookup_at
+    from harness.faults.equivalents import lookup_at
 
     rows = {}
     for t in targets:
@@ -256,7 +256,7 @@ def listed_rows(targets: list[str], configs: list[ConvConfig], reached: Trace) -
 def mark_equivalents(rows: list[MutantResult]) -> None:
     """Survivors and unreached mutants listed in the policy become `equivalent`, with the listed reason; a
     listed mutant that a case killed stays killed, and its reason says the listing is wrong."""
-    from harness.mutate.equivalents import lookup_at
+    from harness.faults.equivalents import lookup_at
 
     lines: dict[str, list[str]] = {}
     for row in rows:
@@ -284,7 +284,7 @@ def mutate(tier: str = "smoke", targets: list[str] | None = None, jobs: int = 2,
     verdicts an interrupted run with the same key left in `out`'s journal; `on_mutant` sees each row as its
     verdict is reached, and the journal records it. `skip_listed`: a mutant the equivalents policy lists is
     not run (see `listed_rows`)."""
-    from harness.mutate.journal import JOURNAL, Journal, run_key
+    from harness.mutation.journal import JOURNAL, Journal, run_key
 
     targets = check_targets(list(targets or []))
     pattern = re.compile(function) if function else None

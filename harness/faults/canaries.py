@@ -213,14 +213,14 @@ CANARIES: dict[str, Canary] = {
 
 
 def _mutant(name: str) -> Canary:
-    """A mutant of the installed lowering (harness.mutate), as a fault like any canary's."""
-    from harness.mutate.catalog import parse_name
+    """A mutant of the installed lowering (harness.faults), as a fault like any canary's."""
+    from harness.faults.catalog import parse_name
     from harness.policy.mutation import module_name
 
     target, index = parse_name(name)
 
     def patch() -> Callable[[], None]:
-        from harness.mutate.load import install
+        from harness.faults.load import install
 
         return install(module_name(target), index)
 
