@@ -1,7 +1,7 @@
 """Worker cost: start-up with the fork server and with spawn, and resident memory over a long run.
 
 One worker runs the first `--cases` cases of the nightly tier (cycled if the
-tier is shorter) through `harness.run.parallel.run_parallel` with the sweeps'
+tier is shorter) through `harness.schedule.parallel.run_parallel` with the sweeps'
 recycle limit (harness/policy/limits.py), and the resident memory after every
 case is kept: its maximum is what a sweep costs a worker, and the slope between
 recycles is how fast a worker grows (the reason recycling exists). The start-up
@@ -29,7 +29,7 @@ MIB = 1 << 20
 
 def _startup(method: str, workers: int = 3) -> list[float]:
     from harness.cases.sweeps import sweep
-    from harness.run.parallel import WorkerStats, run_parallel
+    from harness.schedule.parallel import WorkerStats, run_parallel
 
     os.environ["HARNESS_START_METHOD"] = method
     stats = WorkerStats()
@@ -72,7 +72,7 @@ def main() -> int:
 
     from harness.cases.sweeps import sweep
     from harness.policy.limits import WORKER_RECYCLE_RSS
-    from harness.run.parallel import WorkerStats, run_parallel
+    from harness.schedule.parallel import WorkerStats, run_parallel
 
     startup = {m: _startup(m) for m in ("forkserver", "spawn")}
     os.environ["HARNESS_START_METHOD"] = "forkserver"

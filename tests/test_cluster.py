@@ -13,7 +13,7 @@ pytest.importorskip("ray", reason="the optional extra 'cluster' (ray) is not ins
 
 from harness.history.db import History  # noqa: E402
 from harness.results.case_result import Outcome  # noqa: E402
-from harness.run.sweep import SweepRequest, run_sweep  # noqa: E402
+from harness.schedule.sweep import SweepRequest, run_sweep  # noqa: E402
 
 SMALL = "^conv2d_n[12]_ic(3|8)_oc(8|16)_g1_i1[67]x1[56]_.*_q(fp32|a8w8)_dsnormal_cxnone$"
 

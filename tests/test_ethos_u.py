@@ -165,7 +165,7 @@ def test_the_fvp_target_runs_where_installed_and_is_skipped_elsewhere():
 @pytest.mark.lowering
 @pytest.mark.parametrize("target", ["ethos-u55-128", "ethos-u85-256"])
 def test_the_ethos_u_smoke_tier_is_green(target, tmp_path):
-    from harness.run.sweep import SweepRequest, run_sweep
+    from harness.schedule.sweep import SweepRequest, run_sweep
 
     done = run_sweep(SweepRequest("smoke", target=target, jobs=2, results=tmp_path / "results.jsonl"))
     bad = [f"{r.descriptor}: {r.outcome.value} {r.stale or r.reason}" for r in done.results if not r.green]

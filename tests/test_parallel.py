@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from harness.config import parse_descriptor
-from harness.run.parallel import run_parallel
+from harness.schedule.parallel import run_parallel
 from harness.results.case_result import Outcome
 
 
@@ -60,7 +60,7 @@ def test_a_hanging_case_is_a_timeout_and_the_sweep_goes_on():
 
 def test_a_sweep_with_a_hanging_case_records_the_timeout_and_every_other_case(tmp_path):
     from harness.history.db import History
-    from harness.run.sweep import SweepRequest, run_sweep
+    from harness.schedule.sweep import SweepRequest, run_sweep
 
     req = SweepRequest("smoke", filter="^conv2d_n[12]_ic(3|8)_oc(8|16)_g1_i1[67]x1[56]_.*_qfp32_dsnormal_cxnone$",
                        jobs=2, results=tmp_path / "r.jsonl", db=tmp_path / "h.sqlite",
@@ -74,7 +74,7 @@ def test_a_sweep_with_a_hanging_case_records_the_timeout_and_every_other_case(tm
 
 
 def test_a_worker_whose_memory_grows_past_the_limit_is_recycled():
-    from harness.run.parallel import WorkerStats
+    from harness.schedule.parallel import WorkerStats
 
     configs = [parse_descriptor(f"conv2d_ic{ic}_oc4_i8x8_k3") for ic in range(1, 9)]
     seen, stats = [], WorkerStats()

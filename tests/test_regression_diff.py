@@ -10,7 +10,7 @@ from harness.cli.main import main
 from harness.config import parse_descriptor
 from harness.history.db import History
 from harness.history.diff import diff
-from harness.run.sweep import SweepRequest, run_sweep
+from harness.schedule.sweep import SweepRequest, run_sweep
 
 pytestmark = pytest.mark.lowering
 SLICE = "^conv1d_.*_s2_"  # the smoke tier's strided conv1d cases, which the conv1d-stride canary breaks

@@ -9,7 +9,7 @@ from harness.config import ConfigError
 from harness.history.db import COMPLETE, History
 from harness.results.case_result import CaseResult, Outcome
 from harness.results.store import read_results
-from harness.run.sweep import SweepRequest, run_sweep
+from harness.schedule.sweep import SweepRequest, run_sweep
 
 FILTER = "^conv2d_n1_ic8_oc8_g1_i12x12_k3x3_s1x1_p1x1_d1x1_b1_pmzeros_qfp32_dsnormal_"  # one base, every context
 RUN_ID = "20261203T000000-abcdef"

@@ -95,7 +95,7 @@ from harness.expectations.known_issues import registry
 from harness.history.db import History
 from harness.history.diff import diff
 from harness.report.diff_format import to_text
-from harness.run.sweep import SweepRequest, check
+from harness.schedule.sweep import SweepRequest, check
 cases = select("nightly", 5, 1, "_qa8w8_", "2/3")
 check(SweepRequest("smoke", canary="pad-off-by-one", filter="conv1d"))
 registry()

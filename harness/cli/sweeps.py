@@ -56,7 +56,7 @@ def _sweep(args, tier: str, results: Path | None, db: Path | None):
     from harness.history.db import History
     from harness.report.html import write_report
     from harness.report.summary import summarize
-    from harness.run.sweep import SweepRequest, check, run_sweep
+    from harness.schedule.sweep import SweepRequest, check, run_sweep
 
     req = SweepRequest(tier, args.random, args.seed, args.filter, args.shard, args.target, getattr(args, "canary", ""),
                        args.jobs, results, db, time_limit=getattr(args, "time_limit", None),

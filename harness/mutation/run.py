@@ -34,7 +34,7 @@ from harness.faults.operators import Mutant
 from harness.policy.mutation import DEFAULT_TARGETS
 from harness.policy.packing import PACK_SIZE
 from harness.results.case_result import CaseResult, versions
-from harness.run.parallel import run_parallel
+from harness.schedule.parallel import run_parallel
 
 STATUSES = ("killed", "survived", "unreached", "equivalent", "invalid")
 MUTANT_TIME_LIMIT_S = 120.0  # a mutant that makes a case hang is killed by the timeout; a clean case takes seconds

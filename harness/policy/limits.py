@@ -4,7 +4,7 @@ Memory. A worker's budget is 1.5 GiB resident (issue 12). After set-up a
 worker holds 0.31 GiB (forked from the fork server) or 0.38 GiB (spawned);
 caches then grow with the cases it runs. Half the budget, 0.75 GiB, is kept
 for the case being run, so a worker whose resident memory after a case is
-above the other half is retired and replaced (`harness.run.parallel`). A
+above the other half is retired and replaced (`harness.schedule.parallel`). A
 case holds each element it moves (input, weight, output) several times over:
 the fp32 tensor, its float64 reference, the quantized integer copy, the
 fake-quant model's copy, the reference model's own buffers and the
@@ -15,7 +15,7 @@ any tier moves 40,152 elements and the first conv of MobileNetV2 at 224x224
 about 0.55 Mi: the limit is far above what the tiers need and inside the budget.
 
 Time. A case that has no result after its tier's limit is a `runner_error`
-with a `timeout` reason and its worker is replaced (`harness.run.parallel`).
+with a `timeout` reason and its worker is replaced (`harness.schedule.parallel`).
 The slowest case of a smoke run here took 5.7 s (a conv in
 torch.cond, on two busy cores); the limits are fifty times that and more,
 longer for the tiers whose cases are bigger, so only a hang reaches them.

@@ -3,7 +3,7 @@
 Each finished case goes, as it arrives, to the results file (a flushed JSON
 line) and to the run history (its own transaction), so an interrupt, a crash
 or SIGKILL of any process loses nothing that finished. The parent never
-imports torch; the workers do (`harness.run.parallel`).
+imports torch; the workers do (`harness.schedule.parallel`).
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from harness.policy.packing import PACK_SIZE
 from harness.policy.targets import get_target
 from harness.results.case_result import CaseResult, new_run_id, versions
 from harness.results.store import ResultWriter, ordered, read_results, write_results
-from harness.run.parallel import DEFAULT_CASE_FN, run_parallel
-from harness.run.resume import Earlier, earlier_results, nothing_to_resume
+from harness.schedule.parallel import DEFAULT_CASE_FN, run_parallel
+from harness.schedule.resume import Earlier, earlier_results, nothing_to_resume
 
 
 @dataclass
@@ -42,8 +42,8 @@ class SweepRequest:
     db: Path | None = None  # None: no history
     case_fn: str = DEFAULT_CASE_FN
     time_limit: float | None = None  # seconds per case; None: the tier's (harness/policy/limits.py)
-    resume: bool = False  # continue the interrupted run at `results` (harness/run/resume.py)
-    cluster: str = ""  # a Ray cluster's address, or 'local' (harness/run/cluster.py); '': local workers
+    resume: bool = False  # continue the interrupted run at `results` (harness/schedule/resume.py)
+    cluster: str = ""  # a Ray cluster's address, or 'local' (harness/schedule/cluster.py); '': local workers
     pack: int = PACK_SIZE  # most cases lowered as one program (harness/policy/packing.py); 1: every case alone
 
 
@@ -82,7 +82,7 @@ def check(req: SweepRequest) -> list:
     if req.resume:
         nothing_to_resume(results_file(req))
     if req.cluster:
-        from harness.run.cluster import check_cluster
+        from harness.schedule.cluster import check_cluster
 
         check_cluster(req.cluster)
     return select(req.tier, req.random, req.seed, req.filter, req.shard, req.target)
@@ -127,7 +127,7 @@ def run_sweep(req: SweepRequest, on_result: Callable[[CaseResult], None] | None 
         keep_dir, limit = str(results_path.parent / "artifacts"), req.time_limit or case_time_limit(req.tier)
         try:
             if req.cluster:
-                from harness.run.cluster import run_on_cluster
+                from harness.schedule.cluster import run_on_cluster
 
                 run_on_cluster(todo, req.seed, req.target, req.cluster, req.jobs, record, req.case_fn, req.canary,
                                run.run_id, limit, keep_dir, req.pack)

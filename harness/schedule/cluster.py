@@ -6,7 +6,7 @@ The optional extra `cluster` (ray). A task is a pack of cases or one case
 which sets itself up once (`setup_process`) and is reused for the next task,
 and returns the result's JSON line. The driver streams each result, as it
 arrives, into the same results file and run history as a local sweep
-(`harness.run.sweep`), so everything downstream is the same. A case's result
+(`harness.schedule.sweep`), so everything downstream is the same. A case's result
 depends on its descriptor and seed only, so a cluster run gives the same
 results as a local one, case by case. A worker that dies in a case (a segfault,
 the OOM killer) costs that case, a `runner_error` as locally; a case past the
@@ -26,7 +26,7 @@ from typing import Callable, Iterable
 
 from harness.config import ConfigError, ConvConfig
 from harness.results.case_result import CaseResult
-from harness.run.parallel import lose_task, task_function
+from harness.schedule.parallel import lose_task, task_function
 
 
 def _ray():
