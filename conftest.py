@@ -50,7 +50,7 @@ def pytest_addoption(parser):
 def _cases(config) -> list[ConvConfig]:
     """The selected cases; a bad descriptor or sweep is a one-line usage error."""
     if not hasattr(config, "_harness_cases"):
-        from harness.cases.selection import select
+        from harness.tiers.selection import select
 
         try:
             get_target(config.getoption("target"))

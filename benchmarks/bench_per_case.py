@@ -91,8 +91,8 @@ def _pipeline_side(repeat: int) -> dict:
     from executorch.backends.arm.test.tester.test_pipeline import TosaPipelineFP, TosaPipelineINT
 
     from harness.config import parse_descriptor
-    from harness.case.data import make_tensors
-    from harness.case.model import build_model
+    from harness.build.data import make_tensors
+    from harness.build.model import build_model
 
     def go(d, seed):
         c = parse_descriptor(d)

@@ -17,8 +17,8 @@ import math
 from dataclasses import dataclass
 from typing import Union
 
-from harness.case.composed import POOLS
-from harness.case.registry import CONTEXTS, context_error
+from harness.build.composed import POOLS
+from harness.build.context_names import CONTEXTS, context_error
 from harness.descriptor import ConfigError, format_descriptor, parse_fields
 from harness.policy.limits import BYTES_PER_ELEMENT, MAX_CASE_ELEMENTS
 from harness.policy.schemes import SCHEME_NAMES, SCHEMES
@@ -30,7 +30,7 @@ DATASETS = ("normal", "full-range", "exact", "channel-skew", "offset", "special"
 # Data sets aimed at one mechanism: run by the cases that name them, never drawn by a strategy, so adding one
 # leaves every generated tier as it was.
 NAMED_DATASETS = ("silent",)
-CAPTURED = "captured"  # read from a file a model run wrote (harness.case.captured)
+CAPTURED = "captured"  # read from a file a model run wrote (harness.build.captured)
 # Which dims are exported as torch.export.Dim: none; the batch; the spatial
 # dims over a narrow range (the backend enumerates each size's remainder);
 # the spatial dims over a range too wide to enumerate (truly symbolic); all.

@@ -1,6 +1,6 @@
 """The reference conv, on explicit tensors in any dtype, and the border mask.
 
-Neutral ground: the module a case exports (`harness.case.model`), the
+Neutral ground: the module a case exports (`harness.build.model`), the
 oracles and the localization of mismatches (`harness.judging`) all take the
 conv's semantics from here, and nothing here knows how a case is lowered.
 """

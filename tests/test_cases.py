@@ -8,12 +8,12 @@ import sys
 
 import pytest
 
-from harness.cases import strategies
+from harness.tiers import strategies
 from harness.expectations.rejections import expected_rejection
-from harness.cases.sweeps import SMOKE_FORKS, SMOKE_NESTED_COND, SMOKE_POOL_CASES, SMOKE_POOLS, sweep
-from harness.case.registry import CONTEXT_NAMES
+from harness.tiers.sweeps import SMOKE_FORKS, SMOKE_NESTED_COND, SMOKE_POOL_CASES, SMOKE_POOLS, sweep
+from harness.build.context_names import CONTEXT_NAMES
 from harness.config import DATASETS, NAMED_DATASETS, ConfigError, parse_descriptor
-from harness.cases.sweeps import STATIC_TWINS_ONLY
+from harness.tiers.sweeps import STATIC_TWINS_ONLY
 from harness.policy.schemes import GRAPH_SCHEMES, MIRRORS, SCHEME_NAMES, SCHEMES, TIERED_SCHEMES
 
 
@@ -38,7 +38,7 @@ def test_a_mirroring_scheme_runs_every_case_of_its_twin_and_changes_no_other():
 
 
 def test_same_tier_same_list_in_another_process():
-    code = "from harness.cases.sweeps import sweep; print('\\n'.join(c.descriptor for c in sweep('nightly', 5, 3)))"
+    code = "from harness.tiers.sweeps import sweep; print('\\n'.join(c.descriptor for c in sweep('nightly', 5, 3)))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == [c.descriptor for c in sweep("nightly", 5, 3)]
 

@@ -10,7 +10,7 @@ import torch
 from harness.judging import compare
 from harness.policy.tolerances import MAX_LSB_FAKE_QUANT
 from harness.config import parse_descriptor
-from harness.case.data import make_tensors
+from harness.build.data import make_tensors
 from harness.judging.oracles import fp64_with_bound
 
 
@@ -66,7 +66,7 @@ def test_quantize_output_recovers_codes_from_dequantized_values():
 
 @pytest.fixture(scope="module")
 def fp_case():
-    from harness.case.model import build_model
+    from harness.build.model import build_model
 
     c = parse_descriptor("conv2d_ic16_oc8_i12x12_k3_p1")
     t = make_tensors(c, 0)
@@ -120,7 +120,7 @@ def test_dot_product_zero_bound_needs_exact_zero():
 
 @pytest.fixture(scope="module")
 def fp8_case():
-    from harness.case.model import build_model
+    from harness.build.model import build_model
 
     c = parse_descriptor("conv2d_ic2_oc8_i12x12_k3_p1_qfp8e4m3")  # KS 18: the fp16 sums add little to the rounding
     t = make_tensors(c, 0)  # every value representable in fp8

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from harness.case.data import make_tensors
+from harness.build.data import make_tensors
 from harness.config import parse_descriptor
 from harness.conv_ref import conv_forward
 from harness.judging.oracles import integer_exact
@@ -95,7 +95,7 @@ def test_low_precision_schemes_hold_representable_values(scheme):
 def test_silent_puts_the_bias_just_past_the_int32_limit_of_its_scale():
     """Zero input and weights: both observers floor their scale at eps (2^-16), so the bias scale is 2^-32 and
     the int32 bias holds |b| <= 0.5; the data put the outermost biases 2^-10 past that, at both ends."""
-    from harness.case.data import SILENT_BIAS_EPS
+    from harness.build.data import SILENT_BIAS_EPS
 
     _, t, q = _quantized(f"{BASE}_qa8w8_dssilent")
     assert not t.inputs[0].any() and not t.weight.any()

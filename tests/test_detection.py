@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from harness.case.data import scheme_dtype
+from harness.build.data import scheme_dtype
 from harness.config import parse_descriptor
 from harness.conv_ref import conv_forward
 from harness.judging.spec_math import rescale

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from harness.config import ConfigError, parse_descriptor
-from harness.case.dynamic import NARROW_SPAN, WIDE_SPAN, export_dims, run_configs
+from harness.build.dynamic import NARROW_SPAN, WIDE_SPAN, export_dims, run_configs
 from harness.results.case_result import Outcome
 from harness.tosa.shapes import ShapeError, is_dynamic, resolve_shapes
 

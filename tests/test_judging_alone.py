@@ -16,8 +16,8 @@ import sys
 sys.modules["executorch"] = None  # any `import executorch...` now raises ImportError
 import torch
 
-from harness.case.data import make_tensors
-from harness.case.model import build_model
+from harness.build.data import make_tensors
+from harness.build.model import build_model
 from harness.config import parse_descriptor
 from harness.judging import compare, judge, oracles, spec_math  # noqa: F401
 from harness.qparams import ConvQParams, QuantizedModel, TensorQParams, WeightQParams

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.config import ConfigError, ConvConfig, parse_descriptor
-from harness.case.data import make_tensors
-from harness.case.model import build_model
+from harness.build.data import make_tensors
+from harness.build.model import build_model
 from harness.conv_ref import conv_forward
 
 
@@ -53,7 +53,7 @@ def test_validation_accepts_exactly_what_torch_runs(
         c2 = ConvConfig.__new__(ConvConfig)  # bypass validation to build the torch module
         for k, v in {**ConvConfig.__dataclass_fields__}.items():
             object.__setattr__(c2, k, fields.get(k, v.default))
-        from harness.case.model import conv_module
+        from harness.build.model import conv_module
 
         with torch.no_grad():
             out = conv_module(c2)(torch.randn(1, in_ch, *(size,) * rank))

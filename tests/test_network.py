@@ -11,8 +11,8 @@ import torch
 from torch import nn
 
 from harness.bisect.network import capture, conv_config, load_factory, parse_shape, recalibrate_batch_norm
-from harness.case import captured
-from harness.case.data import make_tensors
+from harness.build import captured
+from harness.build.data import make_tensors
 from harness.config import ConfigError, parse_descriptor
 
 

@@ -1,6 +1,6 @@
 """Packed lowering gives every case the result it has alone; the proof for the whole smoke tier.
 
-For each pack a smoke sweep forms (harness.cases.packing), the pack is run as
+For each pack a smoke sweep forms (harness.schedule.packing), the pack is run as
 one program without confirmation and each of its cases alone: outcome,
 reason, judging rule, metrics, TOSA operators and the digest of the output
 bytes must be equal case by case. Every canary is still caught by a packed run.
@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 
 from harness.faults.canaries import CANARIES
-from harness.cases.packing import alone_reason, check_pack_size, form_packs
-from harness.cases.sweeps import sweep
+from harness.schedule.packing import alone_reason, check_pack_size, form_packs
+from harness.tiers.sweeps import sweep
 from harness.config import ConfigError, parse_descriptor
 from harness.policy.packing import PACK_ELEMENTS, PACK_SIZE
 from tests.canary_cases import FIRST_CATCHING_SMOKE_CASE
@@ -93,9 +93,9 @@ def test_every_canary_is_caught_when_packed(name):
 
 
 def test_the_parents_count_of_sizes_is_the_one_the_cases_run_at():
-    """packing.run_count decides packs without torch; it must equal len(harness.case.dynamic.run_configs)."""
-    from harness.case.dynamic import run_configs
-    from harness.cases.packing import run_count
+    """packing.run_count decides packs without torch; it must equal len(harness.build.dynamic.run_configs)."""
+    from harness.build.dynamic import run_configs
+    from harness.schedule.packing import run_count
 
     nightly = sweep("nightly", target="tosa")
     assert {run_count(c) for c in nightly} == {1, 2, 3}

@@ -9,11 +9,11 @@ import math
 import pytest
 import torch
 
-from harness.case.contexts import Context
-from harness.case.composed import POOLS, compositions
-from harness.case.registry import CONTEXTS
-from harness.case.data import make_tensors, scheme_dtype
-from harness.case.model import build_model
+from harness.build.contexts import Context
+from harness.build.composed import POOLS, compositions
+from harness.build.context_names import CONTEXTS
+from harness.build.data import make_tensors, scheme_dtype
+from harness.build.model import build_model
 from harness.config import ConfigError, parse_descriptor
 from harness.judging.compare import FP_FORMATS
 from harness.judging.oracles import fp64_with_bound
@@ -52,7 +52,7 @@ def test_every_target_names_a_runner_and_its_schemes(name):
 
 
 _FACTS = {f.name: f.type for f in dataclasses.fields(Context)}
-# Every named context and every 23rd composition of the grammar (harness.case.composed), 71 in all.
+# Every named context and every 23rd composition of the grammar (harness.build.composed), 71 in all.
 _CONTEXTS = sorted(set(CONTEXTS) | set(compositions()[::23]))
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.bisect.repro import check_reproducible, write_repro
+from harness.repro.script import check_reproducible, write_repro
 from harness.config import ConfigError, parse_descriptor
 
 WRAPPER = """

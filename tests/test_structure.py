@@ -90,7 +90,7 @@ def test_judging_reaches_neither_lowering_nor_targets_nor_executorch(module):
 
 TORCH_FREE = """
 import sys
-from harness.cases.selection import select
+from harness.tiers.selection import select
 from harness.expectations.known_issues import registry
 from harness.history.db import History
 from harness.history.diff import diff

@@ -9,7 +9,7 @@
 2. Every conv layer's real config and its real weights are read off the
    model, and the activation that reached it in each calibration run is
    captured (forward pre-hooks on the float model) into one file per layer:
-   the data set `captured` (`harness.case.captured`).
+   the data set `captured` (`harness.build.captured`).
 3. Each layer runs as a harness case, judged by its own oracle and tolerance;
    the report lists every layer with its outcome, the departing ones with the
    repro line that names their file, ready for `shrink` or `bisect passes`.
@@ -25,7 +25,7 @@ from typing import Callable
 import torch
 
 from harness.bisect.factory import load_factory, parse_shape  # noqa: F401  (the verb's checks, torch-free)
-from harness.case import captured
+from harness.build import captured
 from harness.config import CAPTURED, ConfigError, ConvConfig
 from harness.judging.compare import sqnr_db
 from harness.policy.schemes import SCHEMES

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import torch
 
 from harness.bisect.eager import SpecViolation, run_stage
-from harness.case.data import program_inputs
+from harness.build.data import program_inputs
 from harness.faults.canaries import injected
 from harness.config import ConvConfig
 from harness.judging.judge import Judge, Judgement

@@ -181,7 +181,7 @@ def cmd_shrink(args) -> int:
 
 def cmd_repro(args) -> int:
     config = _checked(args)
-    from harness.bisect.repro import check_reproducible, write_repro
+    from harness.repro.script import check_reproducible, write_repro
 
     check_reproducible(config)
     paths = write_repro(config, args.out, args.seed, args.target)

@@ -35,7 +35,7 @@ def _print_stats(configs) -> None:
 
 
 def cmd_list(args) -> int:
-    from harness.cases.selection import select
+    from harness.tiers.selection import select
 
     configs = select(args.sweep, args.random, args.seed, args.filter, args.shard, args.target)
     if args.stats:
@@ -55,7 +55,7 @@ def cmd_list(args) -> int:
 
 def _print_classes(configs) -> None:
     """Each structural class with its case count, then what each fact takes per conv kind."""
-    from harness.cases.classes import classes, marginals
+    from harness.tiers.classes import classes, marginals
 
     counted = classes(configs)
     for name, n in sorted(counted.items()):
@@ -137,7 +137,7 @@ def check_captured(config, data_file: str) -> None:
             raise ConfigError(f"invalid --captured={data_file}: only a ds{CAPTURED} case reads its tensors from a file, "
                               f"not ds{config.dataset}")
         return
-    from harness.case.data import make_tensors
+    from harness.build.data import make_tensors
 
     make_tensors(config, 0, data_file)
 

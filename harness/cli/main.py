@@ -61,7 +61,7 @@ def _parser() -> argparse.ArgumentParser:
     ls.add_argument("--json", action="store_true", help="one JSON object per line with the config fields")
     ls.add_argument("--stats", action="store_true", help="counts per rank, expected TOSA op, scheme, context, data set, dynamic dims")
     ls.add_argument("--classes", action="store_true", help="the structural classes the cases cover "
-                    "(harness/cases/classes.py), with counts, and the values each fact takes")
+                    "(harness/tiers/classes.py), with counts, and the values each fact takes")
 
     run = sub.add_parser("run", help="run one case and print its outcome, metrics and TOSA ops")
     run.add_argument("descriptor", help="case descriptor, e.g. conv2d_ic8_oc16_i32x32_k3x3_s2_p1_qa8w8")

@@ -40,8 +40,8 @@ def add_parser(sub) -> None:
 
 
 def cmd_mutate(args) -> int:
-    from harness.cases.packing import check_pack_size
-    from harness.cases.sweeps import SWEEPS
+    from harness.schedule.packing import check_pack_size
+    from harness.tiers.sweeps import SWEEPS
     from harness.faults.catalog import mutant_name, mutants_of, parse_name
     from harness.mutation.run import check_targets
 

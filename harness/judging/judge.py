@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from harness.case.data import CaseTensors, scheme_dtype
-from harness.case.model import CaseModule
+from harness.build.data import CaseTensors, scheme_dtype
+from harness.build.model import CaseModule
 from harness.config import ConvConfig
 from harness.conv_ref import border_mask
 from harness.judging import compare, oracles, requant

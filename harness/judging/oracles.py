@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from harness.case.data import CaseTensors
+from harness.build.data import CaseTensors
 from harness.config import ConvConfig
 from harness.conv_ref import conv_forward
 from harness.judging.spec_math import rescale

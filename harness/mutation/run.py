@@ -27,7 +27,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from harness.cases.selection import select
+from harness.tiers.selection import select
 from harness.config import ConvConfig
 from harness.faults.catalog import mutant_name, mutants_of, source_file
 from harness.faults.operators import Mutant
@@ -138,7 +138,7 @@ def _spread(cases: list[ConvConfig], pack: int) -> list[ConvConfig]:
 def _rounds(plans: dict[str, list[ConvConfig]], pack: int) -> list[tuple[str, tuple[ConvConfig, ...]]]:
     """(mutant, pack) tasks: every mutant's first pack, then every mutant's second, ..., so that a
     mutant's later packs come after the others' first ones, when a kill has already dropped most."""
-    from harness.cases.packing import form_packs
+    from harness.schedule.packing import form_packs
 
     packs = {name: form_packs(cases, "tosa", pack) for name, cases in plans.items()}
     depth = max((len(p) for p in packs.values()), default=0)

@@ -4,7 +4,7 @@
 one input of its native (or documented scaled) size through it and records,
 per conv, the config it runs: rank, channels, groups, input size, kernel,
 stride, padding, dilation, bias. `python -m harness.networks.convs --write`
-stores them in harness/cases/models.json, which the strategy reads without
+stores them in harness/tiers/models.json, which the strategy reads without
 torch; tests/test_models.py checks the file against the definitions.
 """
 
@@ -70,7 +70,7 @@ def extract_all() -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="write (or check) harness/cases/models.json")
+    parser = argparse.ArgumentParser(description="write (or check) harness/tiers/models.json")
     parser.add_argument("--write", action="store_true", help="write the file (default: print)")
     args = parser.parse_args(argv)
     text = json.dumps(extract_all(), indent=0) + "\n"

@@ -28,7 +28,7 @@ WORKER_RECYCLE_RSS = WORKER_RSS_BUDGET // 2
 BYTES_PER_ELEMENT = 48  # the upper estimate above
 MAX_CASE_ELEMENTS = (WORKER_RSS_BUDGET - WORKER_RECYCLE_RSS) // BYTES_PER_ELEMENT  # 2^24
 
-TIERS = ("smoke", "nightly", "full")  # the named sweeps (harness.cases.sweeps builds them), smallest first
+TIERS = ("smoke", "nightly", "full")  # the named sweeps (harness.tiers.sweeps builds them), smallest first
 CASE_TIME_LIMIT_S = {"smoke": 300.0, "nightly": 600.0, "full": 900.0}
 DEFAULT_CASE_TIME_LIMIT_S = 600.0
 

@@ -17,8 +17,8 @@ import contextlib
 import time
 from pathlib import Path
 
-from harness.case.data import program_inputs
-from harness.case.dynamic import export_dims
+from harness.build.data import program_inputs
+from harness.build.dynamic import export_dims
 from harness.faults.canaries import injected
 from harness.config import ConvConfig
 from harness.lowering.lower import lower as lower_program
@@ -45,7 +45,7 @@ def run_pack(
     run_id: str = "",
     confirm: bool = True,
 ) -> list[CaseResult]:
-    """The results of `configs` (one `harness.cases.packing.pack_key`), in their order; never raises for a
+    """The results of `configs` (one `harness.schedule.packing.pack_key`), in their order; never raises for a
     case's failure. A dynamic-shape pack is exported with each case's own dims and run at each of its sizes.
 
     `confirm`: run again alone each case whose packed result is not green, and report that.

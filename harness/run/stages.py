@@ -28,9 +28,9 @@ from typing import Callable, TypeVar
 
 import torch
 
-from harness.case.data import CaseTensors, make_tensors, program_inputs, scheme_dtype
-from harness.case.dynamic import export_dims, run_configs
-from harness.case.model import CaseModule, build_model
+from harness.build.data import CaseTensors, make_tensors, program_inputs, scheme_dtype
+from harness.build.dynamic import export_dims, run_configs
+from harness.build.model import CaseModule, build_model
 from harness.config import ConvConfig
 from harness.judging.judge import Judge, Judgement
 from harness.lowering.lower import Artifact

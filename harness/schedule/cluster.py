@@ -1,7 +1,7 @@
 """Run a sweep's cases as tasks on a Ray cluster instead of local worker processes.
 
 The optional extra `cluster` (ray). A task is a pack of cases or one case
-(`harness.cases.packing`): it runs `harness.run.packed.run_pack` or
+(`harness.schedule.packing`): it runs `harness.run.packed.run_pack` or
 `harness.run.execute.run_case` (or a test's stand-in) in a Ray worker process,
 which sets itself up once (`setup_process`) and is reused for the next task,
 and returns the result's JSON line. The driver streams each result, as it
@@ -53,10 +53,10 @@ def _run_task(case_fn: str, task: tuple[str, ...], seed: int, target: str, canar
 def run_on_cluster(configs: Iterable[ConvConfig], seed: int, target: str, address: str, jobs: int,
                    on_result: Callable[[CaseResult], None], case_fn: str, canary: str = "", run_id: str = "",
                    time_limit: float | None = None, keep_dir: str | None = None, pack: int = 1) -> None:
-    """Run every config on the cluster at `address`, a pack of up to `pack` cases a task (harness.cases.packing);
+    """Run every config on the cluster at `address`, a pack of up to `pack` cases a task (harness.schedule.packing);
     call `on_result` as each case finishes. A failing case's artifacts are kept under `keep_dir` on the node
     that ran it."""
-    from harness.cases.packing import form_packs
+    from harness.schedule.packing import form_packs
 
     ray = _ray()
     started_here = not ray.is_initialized()

@@ -189,7 +189,7 @@ def run_parallel(
     a test substitutes one; a `setup_process` in its module runs once per worker.
     `time_limit`: seconds a case may run (None: no limit); `recycle_rss`: bytes of resident memory after a case
     above which its worker is replaced (None: never); `stats` collects the workers' costs.
-    `pack`: the most cases lowered as one program (harness.cases.packing; 1: every case alone). A pack
+    `pack`: the most cases lowered as one program (harness.schedule.packing; 1: every case alone). A pack
     whose worker dies or hangs costs no case: each of its cases is queued again, alone.
     `tasks` (instead of `configs`): (canary, pack) pairs, each pack run with its own fault injected, so one
     set of workers serves many canaries or mutants; a pending task whose canary `skip` names is dropped.
@@ -197,7 +197,7 @@ def run_parallel(
     ctx = _context(case_fn)
     stats = stats if stats is not None else WorkerStats()
     stats.start_method = ctx.get_start_method()
-    from harness.cases.packing import form_packs
+    from harness.schedule.packing import form_packs
 
     if tasks is None:
         tasks = (("", t) for t in form_packs(list(configs), target, pack))

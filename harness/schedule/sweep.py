@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Callable
 
 from harness.blame import BackendImportError
-from harness.cases.packing import check_pack_size
-from harness.cases.selection import select
+from harness.schedule.packing import check_pack_size
+from harness.tiers.selection import select
 from harness.config import ConfigError
 from harness.history.db import COMPLETE, INTERRUPTED, History, RunInfo
 from harness.policy.limits import WORKER_RECYCLE_RSS, case_time_limit

@@ -26,7 +26,7 @@ normal data hides:
   at eps (2^-16), so the int32 bias, at s_x * s_w = 2^-32, holds |b| <= 0.5
   only; the biases run from -(0.5 + 2^-10) to 0.5 + 2^-10, just past both ends.
 * captured: a model's real weights and the activations that reached the conv
-  (`harness.case.captured`), read from the file the case names.
+  (`harness.build.captured`), read from the file the case names.
 """
 
 from __future__ import annotations
@@ -36,9 +36,9 @@ from dataclasses import dataclass
 
 import torch
 
-from harness.case.captured import CAPTURED
-from harness.case.captured import load as load_captured
-from harness.case.registry import CONTEXTS
+from harness.build.captured import CAPTURED
+from harness.build.captured import load as load_captured
+from harness.build.context_names import CONTEXTS
 from harness.config import ConfigError, ConvConfig
 from harness.policy.schemes import SCHEMES
 

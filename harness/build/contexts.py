@@ -9,7 +9,7 @@ pooling that SizeAdjustInputPass slices too, a torch.cond boundary).
 A context is one object holding every fact about it: what the descriptor
 admits (`check` of the shapes, dynamic dims, pooling); what the case feeds it
 (`inputs`: layout and second inputs; `calibration`); its graph (`parts`,
-`forward`, run inside `harness.case.model.CaseModule`); and what its judge
+`forward`, run inside `harness.build.model.CaseModule`); and what its judge
 needs: whether the output keeps the conv's (N, C, spatial) layout
 (`conv_layout`: mismatches are then split into border and interior), whether
 integer data stays exact through it, the DOT_PRODUCT bound of the whole graph
@@ -18,9 +18,9 @@ bound through; an add adds the bound of its other operand), its dot-product
 length, whether it adds a non-zero bias, and the LSB an INT lowering may
 differ from the fake-quant model (`int_tolerance`).
 
-Most contexts are compositions of a grammar (`harness.case.composed`); the
+Most contexts are compositions of a grammar (`harness.build.composed`); the
 ones here are the base and the contexts outside it (chains, layout ops after
-the conv, torch.cond). `harness.case.registry` looks any of them up by name.
+the conv, torch.cond). `harness.build.context_names` looks any of them up by name.
 
 The config validator and the descriptor read this module, and they must not
 load torch (3 s and 220 MB in every process that only lists or parses

@@ -3,7 +3,7 @@
 The conv is what a user writes (nn.ConvNd / nn.ConvTransposeNd), so the
 exported graph takes the same path into the backend as real models do. The
 graph around it, and every fact the judge needs about it, come from the
-case's context (`harness.case.contexts`).
+case's context (`harness.build.contexts`).
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from harness.case.contexts import Context
-from harness.case.registry import CONTEXTS
-from harness.case.data import CaseTensors, generator
+from harness.build.contexts import Context
+from harness.build.context_names import CONTEXTS
+from harness.build.data import CaseTensors, generator
 from harness.config import ConvConfig
 from harness.conv_ref import conv_forward
 

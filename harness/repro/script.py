@@ -20,13 +20,13 @@ from __future__ import annotations
 import pprint
 from pathlib import Path
 
-from harness.case.registry import CONTEXTS
+from harness.build.context_names import CONTEXTS
 from harness.config import ConfigError, ConvConfig
 from harness.policy.schemes import SCHEMES
 from harness.policy.targets import get_target
 
 TEMPLATE = Path(__file__).with_name("standalone_case.py")
-_PLACEHOLDER = "CASE: dict = {}  # filled in by harness.bisect.repro"
+_PLACEHOLDER = "CASE: dict = {}  # filled in by harness.repro.script"
 
 
 def check_reproducible(config: ConvConfig) -> None:
@@ -44,7 +44,7 @@ def write_repro(config: ConvConfig, out: str | Path, seed: int = 0, target: str 
     lowered once here for the accumulator type its float limits follow (fp32 if the lowering fails)."""
     import torch  # here, not at import: refusing a case needs none of it
 
-    from harness.case.data import program_inputs
+    from harness.build.data import program_inputs
     from harness.judging.judge import Judge
     from harness.run import stages
     from harness.targets import backend

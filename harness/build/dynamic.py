@@ -51,7 +51,7 @@ def run_configs(c: ConvConfig) -> tuple[ConvConfig, ...]:
     if not c.dynamic_spatial:
         return (c, replace(c, batch=other_batch))
     step = c.size_step
-    return (  # harness.cases.packing.run_count(c) is len() of this, without torch
+    return (  # harness.schedule.packing.run_count(c) is len() of this, without torch
         c,
         replace(c, batch=other_batch, input_size=tuple(s + step for s in c.input_size)),
         replace(c, input_size=tuple(s + 2 * step for s in c.input_size)),

@@ -15,7 +15,7 @@ from harness.policy.targets import get_target
 
 
 def run_count(c: ConvConfig) -> int:
-    """How many sizes the case's program runs at (`harness.case.dynamic.run_configs`, which imports torch)."""
+    """How many sizes the case's program runs at (`harness.build.dynamic.run_configs`, which imports torch)."""
     return 1 if c.dynamic == "none" else 3 if c.dynamic_spatial else 2
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-CASE: dict = {}  # filled in by harness.bisect.repro
+CASE: dict = {}  # filled in by harness.repro.script
 
 HERE = Path(__file__).resolve().parent
 _DELEGATE = torch.ops.higher_order.executorch_call_delegate

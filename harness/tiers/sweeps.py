@@ -7,8 +7,8 @@ match between `-n 0` and `-n auto` and between runs.
 
 from __future__ import annotations
 
-from harness.cases import compositions, models, strategies, structural
-from harness.case.registry import CONTEXT_NAMES
+from harness.tiers import compositions, models, strategies, structural
+from harness.build.context_names import CONTEXT_NAMES
 from harness.config import DATASETS, ConfigError, ConvConfig, parse_descriptor
 from harness.policy.schemes import GRAPH_SCHEMES, SCHEMES
 from harness.policy.targets import DEFAULT_TARGET, Target, check_case, get_target
@@ -34,7 +34,7 @@ SMOKE_BASES = (
     "conv3d_ic2_oc4_i5x6x7_k2x3x1_s2x1x1",  # CONV3D, asymmetric dims, stride in depth
 )
 
-# One case per structural family a fault on one axis could hide in (harness.cases.classes): each padding
+# One case per structural family a fault on one axis could hide in (harness.tiers.classes): each padding
 # remainder kind on H alone and on W alone, on conv1d, on each axis of conv3d; a transposed conv's stride and
 # output padding on one axis; an even dilated kernel on one axis. In a float and an INT scheme.
 SMOKE_STRUCTURAL_BASES = (
@@ -86,7 +86,7 @@ SMOKE_DATASET_BASES = (
     "tconv2d_ic8_oc4_i8x8_k3_s2_p1_op1",
     "conv3d_ic4_oc4_i6x6x6_k3_p1",
 )
-# The poolings of real networks beyond the named contexts' 3x3/2 (harness.case.composed.POOLS): padding,
+# The poolings of real networks beyond the named contexts' 3x3/2 (harness.build.composed.POOLS): padding,
 # ceil_mode and an avg_pool2d with torch's defaults are what SizeAdjustInputPass reads from a pool.
 SMOKE_POOLS = ("maxpool3p1", "maxpool3ceil", "avgpool2", "maxpool5p2", "avgpool5s3", "maxpool3s3p1")
 # A conv whose output has two users, as in YOLOv5's SPPF (a stride-1 pool and the concat both take it): the only
@@ -215,10 +215,10 @@ def nightly() -> list[ConvConfig]:
     the grid, the pairwise covering array, contexts on more bases, dynamic
     shapes on every dynamic base, 400 seeded random cases, even-size dynamic
     dims, the edge cases, data sets and rejections in fp8, one conv of real
-    networks per structural class (harness.cases.models), every class
-    of a small 1D/2D forward and 2D transposed conv (harness.cases.structural),
+    networks per structural class (harness.tiers.models), every class
+    of a small 1D/2D forward and 2D transposed conv (harness.tiers.structural),
     and the context grammar: every activation x merge, pairwise over the
-    rest (harness.cases.compositions)."""
+    rest (harness.tiers.compositions)."""
     return (
         smoke()
         + strategies.edge_cases()

@@ -1,0 +1,1 @@
+"""The case space: the tiers (`sweeps`), the strategies that draw them, structural classes, the networks' convs, selection and shards. Which cases run; nothing here runs them."""
