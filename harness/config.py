@@ -17,8 +17,8 @@ import math
 from dataclasses import dataclass
 from typing import Union
 
-from harness.build.composed import POOLS
-from harness.build.context_names import CONTEXTS, context_error
+from harness.contexts.grammar import POOLS
+from harness.contexts.names import CONTEXTS, context_error
 from harness.descriptor import ConfigError, format_descriptor, parse_fields
 from harness.policy.limits import BYTES_PER_ELEMENT, MAX_CASE_ELEMENTS
 from harness.policy.schemes import SCHEME_NAMES, SCHEMES

@@ -11,7 +11,7 @@ import pytest
 from harness.tiers import strategies
 from harness.expectations.rejections import expected_rejection
 from harness.tiers.sweeps import SMOKE_FORKS, SMOKE_NESTED_COND, SMOKE_POOL_CASES, SMOKE_POOLS, sweep
-from harness.build.context_names import CONTEXT_NAMES
+from harness.contexts.names import CONTEXT_NAMES
 from harness.config import DATASETS, NAMED_DATASETS, ConfigError, parse_descriptor
 from harness.tiers.sweeps import STATIC_TWINS_ONLY
 from harness.policy.schemes import GRAPH_SCHEMES, MIRRORS, SCHEME_NAMES, SCHEMES, TIERED_SCHEMES

@@ -7,10 +7,10 @@ import itertools
 import pytest
 import torch
 
-from harness.build.composed import SLOTS, Composed, GrammarError, compositions, parse, spell
+from harness.contexts.grammar import SLOTS, Composed, GrammarError, compositions, parse, spell
 from harness.build.data import make_tensors
 from harness.build.model import build_model
-from harness.build.context_names import CONTEXT_NAMES, CONTEXTS, OUTSIDE_GRAMMAR, all_contexts, context_error
+from harness.contexts.names import CONTEXT_NAMES, CONTEXTS, OUTSIDE_GRAMMAR, all_contexts, context_error
 from harness.config import ConfigError, parse_descriptor
 
 # What each named context was before the grammar (name: conv_layout, dynamic, exact_arithmetic, pools).
@@ -112,7 +112,7 @@ def test_every_pool_knows_the_output_size_torch_gives():
     """The second input of a merge after a pool is built from `Pool.size`: it must be torch's, ceil_mode too."""
     import torch
 
-    from harness.build.composed import POOLS
+    from harness.contexts.grammar import POOLS
 
     for name, pool in POOLS.items():
         for n in range(pool.least, 20):
@@ -123,7 +123,7 @@ def test_every_pool_knows_the_output_size_torch_gives():
 def test_ops_after_the_conv_count_as_roundings_in_the_output_format_not_as_ks():
     """An fp16 or bf16 graph adds, multiplies and folds a BN in fp16 or bf16: each of those is a whole unit of
     the DOT_PRODUCT rule, where KS terms accumulate in fp32 and shrink by 2^((23 - nf)/2)."""
-    from harness.build.composed import BN_FOLD_ROUNDINGS, Composed
+    from harness.contexts.grammar import BN_FOLD_ROUNDINGS, Composed
 
     c = parse_descriptor("conv2d_ic4_oc4_g4_i10x10_k3_p1_qbf16")
     assert Composed.of("none").format_roundings(c) == 0

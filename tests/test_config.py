@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.build.context_names import CONTEXT_NAMES
+from harness.contexts.names import CONTEXT_NAMES
 from harness.config import DATASETS, DYNAMICS, PADDING_MODES, ConfigError, ConvConfig, parse_descriptor
 from harness.descriptor import format_descriptor
 from harness.policy.schemes import SCHEME_NAMES

@@ -9,9 +9,9 @@ import math
 import pytest
 import torch
 
-from harness.build.contexts import Context
-from harness.build.composed import POOLS, compositions
-from harness.build.context_names import CONTEXTS
+from harness.contexts.base import Context
+from harness.contexts.grammar import POOLS, compositions
+from harness.contexts.names import CONTEXTS
 from harness.build.data import make_tensors, scheme_dtype
 from harness.build.model import build_model
 from harness.config import ConfigError, parse_descriptor
@@ -52,7 +52,7 @@ def test_every_target_names_a_runner_and_its_schemes(name):
 
 
 _FACTS = {f.name: f.type for f in dataclasses.fields(Context)}
-# Every named context and every 23rd composition of the grammar (harness.build.composed), 71 in all.
+# Every named context and every 23rd composition of the grammar (harness.contexts.grammar), 71 in all.
 _CONTEXTS = sorted(set(CONTEXTS) | set(compositions()[::23]))
 
 

@@ -1,6 +1,6 @@
-"""The package's shape, read from its source: the import graph has no circle,
-judging depends on neither the lowering nor any target, and no module grows
-past what one screen of responsibilities needs."""
+"""The package's shape, read from its source: its packages stack in the layers below, every import (at module
+level or inside a function) goes down them, judging depends on neither the lowering nor any target, and no
+module grows past what one screen of responsibilities needs."""
 
 from __future__ import annotations
 
@@ -77,6 +77,60 @@ def _reach(start: str) -> set[str]:
 def test_the_import_graph_has_no_circle():
     circles = sorted({tuple(sorted((a, b))) for a in GRAPH for b in _reach(a) if a != b and a in _reach(b)})
     assert not circles, f"modules importing each other (directly or not): {circles}"
+
+
+# The layers, bottom first: each package of harness (or top-level module) may import only from those below it.
+LAYERS: tuple[tuple[str, str], ...] = (
+    ("descriptor", "the descriptor grammar and ConfigError: words, no harness import"),
+    ("blame", "whose an exception is; the Verdict and BackendImportError types"),
+    ("qparams", "quantization parameters read from a converted graph: neutral for the judge"),
+    ("policy", "schemes, targets, tolerances, limits, margins: policy as data"),
+    ("overlays", "which ExecuTorch is imported: releases and source trees"),
+    ("contexts", "graph contexts: every fact of one, torch reached lazily"),
+    ("config", "ConvConfig and its validation"),
+    ("networks", "real networks built without weights, and their convs"),
+    ("conv_ref", "the conv in fp64, the reference every oracle builds on"),
+    ("results", "CaseResult, metrics, the results file"),
+    ("faults", "canaries and mutants: what a run may inject"),
+    ("expectations", "known issues, documented rejections, classification, per release"),
+    ("tiers", "the case space: which cases a run runs"),
+    ("build", "the build stage: tensors and module of a case"),
+    ("speedups", "patches of torch and ExecuTorch internals, each probed"),
+    ("tosa", "reading TOSA flatbuffers"),
+    ("targets", "the ExecuTorch side of each target"),
+    ("runners", "executing a lowered program"),
+    ("judging", "the oracles and rules: never the lowering, a target or ExecuTorch"),
+    ("lowering", "quantize, export, lower"),
+    ("run", "one case: its stages, composed; a pack; the process"),
+    ("history", "the run history"),
+    ("schedule", "many cases: workers, a cluster, resuming, the sweep"),
+    ("repro", "a standalone script of a case"),
+    ("mutation", "mutation campaigns over tiers"),
+    ("bisect", "from a wrong number to its cause"),
+    ("report", "summary, HTML, JUnit, diffs"),
+    ("cli", "the command line"),
+    ("__main__", "python -m harness"),
+)
+
+
+def _layer(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def test_every_import_goes_down_the_layers(capsys):
+    rank = {name: i for i, (name, _) in enumerate(LAYERS)}
+    packages = {_layer(m) for m in MODULES if m != "harness"}
+    assert packages == set(rank), f"packages without a layer: {sorted(packages - set(rank))}; " \
+                                  f"layers without a package: {sorted(set(rank) - packages)}"
+    upward = sorted(f"{m} imports {d} ({_layer(m)} is below {_layer(d)})" for m, (internal, _) in GRAPH.items()
+                    for d in internal if m != "harness" and d != "harness"
+                    and rank[_layer(d)] > rank[_layer(m)])
+    with capsys.disabled():
+        print("\nlayers checked, bottom first:")
+        for i, (name, role) in enumerate(LAYERS):
+            print(f"  {i:2d} {name:13s} {role}")
+    assert not upward, "imports that go up the layers:\n" + "\n".join(upward)
 
 
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("harness.judging")))

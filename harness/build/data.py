@@ -38,7 +38,7 @@ import torch
 
 from harness.build.captured import CAPTURED
 from harness.build.captured import load as load_captured
-from harness.build.context_names import CONTEXTS
+from harness.contexts.names import CONTEXTS
 from harness.config import ConfigError, ConvConfig
 from harness.policy.schemes import SCHEMES
 

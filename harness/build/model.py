@@ -3,7 +3,7 @@
 The conv is what a user writes (nn.ConvNd / nn.ConvTransposeNd), so the
 exported graph takes the same path into the backend as real models do. The
 graph around it, and every fact the judge needs about it, come from the
-case's context (`harness.build.contexts`).
+case's context (`harness.contexts.base`).
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from harness.build.contexts import Context
-from harness.build.context_names import CONTEXTS
+from harness.contexts.base import Context
+from harness.contexts.names import CONTEXTS
 from harness.build.data import CaseTensors, generator
 from harness.config import ConvConfig
 from harness.conv_ref import conv_forward

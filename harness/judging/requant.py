@@ -7,7 +7,7 @@ error ((KS + 2) * 2^-24 of the conv on |x|, |w|, |b|), RESCALE's multiplier (2^-
 INT48 accumulator's 16-bit one) and the tie rule. Such an element is "ambiguous": off by at most one.
 A following conv turns its input's per-element drift E into at most P = conv(E * s_in, |w|) / s_out LSB
 before rounding, so its codes are off by at most floor(P + slack) + 1 where P > 0, and where P is 0 by one
-only if ambiguous itself. The worst-case rule (`harness.build.contexts.gain`) assumes every input element
+only if ambiguous itself. The worst-case rule (`harness.contexts.base.gain`) assumes every input element
 off by one in the worst direction: 16-38 LSB on the composed cases, where the data show 0-2. This bound
 is as sound and follows the elements that can actually drift.
 """
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import torch
 
-from harness.build.contexts import gain
+from harness.contexts.base import gain
 from harness.qparams import _CONV_TARGETS, _DQ_TENSOR, _Q_TENSOR, ConvQParams
 
 _ULP32 = 2.0**-24

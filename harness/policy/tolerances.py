@@ -3,7 +3,7 @@
 Tolerances that follow from a case's own quantities (the DOT_PRODUCT limit
 from the dot-product length and formats, a context's LSB tolerance from its
 quantization parameters) are computed where they are applied
-(`harness.judging.compare`, `harness.build.contexts`); the SQNR floors are
+(`harness.judging.compare`, `harness.contexts.base`); the SQNR floors are
 per scheme (`harness.policy.schemes`).
 """
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import pprint
 from pathlib import Path
 
-from harness.build.context_names import CONTEXTS
+from harness.contexts.names import CONTEXTS
 from harness.config import ConfigError, ConvConfig
 from harness.policy.schemes import SCHEMES
 from harness.policy.targets import get_target

@@ -1,4 +1,4 @@
-"""The `compositions` strategy: the context grammar (`harness.build.composed`) in the nightly tier.
+"""The `compositions` strategy: the context grammar (`harness.contexts.grammar`) in the nightly tier.
 
 * `products`: every activation x every merge x (relu after the merge or not),
   the conv fed by its input, on a few bases (a 2D conv whose output matches
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 
-from harness.build.composed import POOLS, SLOTS, GrammarError, parse, spell
+from harness.contexts.grammar import POOLS, SLOTS, GrammarError, parse, spell
 from harness.tiers.strategies import unique
 from harness.config import ConfigError, ConvConfig, parse_descriptor
 from harness.policy.schemes import GRAPH_SCHEMES

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import random
 
-from harness.build.context_names import CONTEXT_NAMES
+from harness.contexts.names import CONTEXT_NAMES
 from harness.config import DATASETS, DYNAMICS, PADDING_MODES, ConfigError, ConvConfig, parse_descriptor
 from harness.policy.schemes import FP8_SCHEMES, GRAPH_SCHEMES, MIRRORS
 

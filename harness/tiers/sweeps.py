@@ -8,7 +8,7 @@ match between `-n 0` and `-n auto` and between runs.
 from __future__ import annotations
 
 from harness.tiers import compositions, models, strategies, structural
-from harness.build.context_names import CONTEXT_NAMES
+from harness.contexts.names import CONTEXT_NAMES
 from harness.config import DATASETS, ConfigError, ConvConfig, parse_descriptor
 from harness.policy.schemes import GRAPH_SCHEMES, SCHEMES
 from harness.policy.targets import DEFAULT_TARGET, Target, check_case, get_target
@@ -86,7 +86,7 @@ SMOKE_DATASET_BASES = (
     "tconv2d_ic8_oc4_i8x8_k3_s2_p1_op1",
     "conv3d_ic4_oc4_i6x6x6_k3_p1",
 )
-# The poolings of real networks beyond the named contexts' 3x3/2 (harness.build.composed.POOLS): padding,
+# The poolings of real networks beyond the named contexts' 3x3/2 (harness.contexts.grammar.POOLS): padding,
 # ceil_mode and an avg_pool2d with torch's defaults are what SizeAdjustInputPass reads from a pool.
 SMOKE_POOLS = ("maxpool3p1", "maxpool3ceil", "avgpool2", "maxpool5p2", "avgpool5s3", "maxpool3s3p1")
 # A conv whose output has two users, as in YOLOv5's SPPF (a stride-1 pool and the concat both take it): the only

@@ -42,7 +42,7 @@ Each slot contributes to the judge's facts by a rule derived once here:
   pass t through; an average pool shares it too but rounds its average: t + 1;
   a 1x1 conv before the conv under test starts t at its drift on the case's
   data (`harness.judging.requant`; 1 + gain without it, see
-  `harness.build.contexts.Chain.int_tolerance`).
+  `harness.contexts.base.Chain.int_tolerance`).
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from harness.build.contexts import F, Context, gain, pointwise, same_shape, torch, nn
+from harness.contexts.base import F, Context, gain, pointwise, same_shape, torch, nn
 
 SLOTS: dict[str, tuple[str, ...]] = {
     "feed": ("view-in", "permute-in", "conv-in"),

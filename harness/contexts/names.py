@@ -3,7 +3,7 @@
 `CONTEXTS` is a read-only mapping. Iterating it gives the named contexts
 (`CONTEXT_NAMES`: the sweeps' "every context" lists, unchanged since before
 the grammar); looking a name up also accepts any well-formed composition of
-`harness.build.composed` (`bn-relu-add-relu`), built once per process.
+`harness.contexts.grammar` (`bn-relu-add-relu`), built once per process.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from functools import lru_cache
 
-from harness.build.composed import Composed, GrammarError, compositions
-from harness.build.contexts import Chain, Cond, Context, PermuteAdd, PermuteOut, ViewOut
+from harness.contexts.grammar import Composed, GrammarError, compositions
+from harness.contexts.base import Chain, Cond, Context, PermuteAdd, PermuteOut, ViewOut
 
 # Contexts outside the grammar: a conv chained to 1x1 convs, layout ops after the conv, torch.cond.
 OUTSIDE_GRAMMAR: dict[str, Context] = {cx.name: cx for cx in (

@@ -18,9 +18,9 @@ bound through; an add adds the bound of its other operand), its dot-product
 length, whether it adds a non-zero bias, and the LSB an INT lowering may
 differ from the fake-quant model (`int_tolerance`).
 
-Most contexts are compositions of a grammar (`harness.build.composed`); the
+Most contexts are compositions of a grammar (`harness.contexts.grammar`); the
 ones here are the base and the contexts outside it (chains, layout ops after
-the conv, torch.cond). `harness.build.context_names` looks any of them up by name.
+the conv, torch.cond). `harness.contexts.names` looks any of them up by name.
 
 The config validator and the descriptor read this module, and they must not
 load torch (3 s and 220 MB in every process that only lists or parses
