@@ -7,7 +7,8 @@ import json
 import pytest
 
 from harness.cli.main import main
-from harness.history.diff import DRIFT_DOWN, DRIFT_UP, diff
+from harness.history.diff import diff
+from harness.policy.tolerances import DRIFT_DOWN, DRIFT_UP
 from harness.report.diff_format import to_json, to_markdown, to_text
 from harness.results.case_result import CaseResult, Outcome
 from harness.results.store import write_results

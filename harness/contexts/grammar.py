@@ -32,7 +32,7 @@ Each slot contributes to the judge's facts by a rule derived once here:
   own evaluation error is a few half-ulps of a result in (0, 1), so its bound
   is B/4 + 1 and it adds one rounding (the rule's units of the +1 cover it);
   an add adds the other operand's bound and one rounding; a mul scales by |z|
-  and adds one rounding; a folded BN adds BN_FOLD_ROUNDINGS (derived there).
+  and adds one rounding; a folded BN adds BN_FOLD_ROUNDINGS (derived in `harness.policy.tolerances`).
   A rounding is a whole unit of the rule in the output's format, not a term
   of KS (`Context.format_roundings`): an fp16 graph adds and multiplies in fp16.
 * INT tolerance (LSB of the output): t LSB off at a requantized tensor of
@@ -51,6 +51,7 @@ import math
 from dataclasses import dataclass
 
 from harness.contexts.base import F, Context, gain, pointwise, same_shape, torch, nn
+from harness.policy.tolerances import BN_FOLD_ROUNDINGS
 
 SLOTS: dict[str, tuple[str, ...]] = {
     "feed": ("view-in", "permute-in", "conv-in"),
@@ -198,12 +199,6 @@ def _bn(rank: int, channels: int, g):
     return bn
 
 
-# FuseBatchNorm2dPass folds a BN into the conv in the parameters' own format (torch's fuse_conv_bn_weights): with
-# u = 2^(-1-nf), K = gamma * rsqrt(var + eps) is off by 2.5u relative (the add's u halved by the rsqrt, the rsqrt's
-# and the product's u), w * K by 3.5u, and (b - mean) * K + beta by 4.5u of |(b - mean) K| (the subtraction's u, K's
-# 2.5u, the product's u) plus u of |b'|. The conv's output is then off by at most 4.5u of its bound (taken with
-# |(b - mean) K| + |beta|, as the fold sums them): 4.5 units of the rule, rounded up.
-BN_FOLD_ROUNDINGS = 5
 
 
 def _bn_bound(m, x):

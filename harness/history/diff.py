@@ -10,24 +10,7 @@ outcome differs between two runs that had to give the same answer: identical
 versions (the harness commit included), seed, target and canary. Cases are
 matched by descriptor.
 
-Drift thresholds, each the smallest change that is not noise. Within one
-release every number is deterministic (same seed, same bytes), so noise only
-comes from what a new release may legitimately change: calibration (the
-quantizer's observers), the accumulation order of a float conv.
-
-* max_lsb (INT): up by 1 LSB or more. Integer outputs carry no noise: a new
-  LSB of error is a changed rounding or scale somewhere, even where it stays
-  within the context's tolerance.
-* exact_share (INT): down by 0.01 or more (1% of the elements no longer equal
-  to the reference): one element moving is covered by max_lsb; this catches
-  a systematic shift that stays at 1 LSB.
-* sqnr_db (INT): down by 1 dB or more. A recalibrated quantizer moves SQNR by
-  tenths of a dB; 1 dB is 26% more noise power, the size of a real scale or
-  rounding change (a scale 12% off costs about that).
-* error_ratio (all, error as a share of the case's own limit): up by 0.25 or
-  more. A float conv's error moves with its accumulation order, within what
-  the DOT_PRODUCT rule allows for; a quarter of the case's budget is more than
-  an order change gives on these sizes and well before the rule fails.
+Drift thresholds: `harness.policy.tolerances` (DRIFT_UP, DRIFT_DOWN), each with its argument.
 """
 
 from __future__ import annotations
@@ -35,12 +18,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from harness.policy.tolerances import DRIFT_DOWN, DRIFT_UP
 from harness.results.case_result import CaseResult
 from harness.results.metrics import error_ratio
 
-DRIFT_UP = {"max_lsb": 1.0, "error_ratio": 0.25}
 BEHAVIOURS = ("fixed", "broke", "other failure", "other numbers")
-DRIFT_DOWN = {"exact_share": 0.01, "sqnr_db": 1.0}
 
 
 @dataclass(frozen=True)

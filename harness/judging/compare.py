@@ -25,6 +25,9 @@ import torch
 from harness.policy.tolerances import (
     DEGENERATE_CLAMP_SHARE,
     DEGENERATE_MODE_SHARE,
+    DOT_PRODUCT_FACTOR,
+    DOT_PRODUCT_FP32_FACTOR,
+    DOT_PRODUCT_SUM_SQ_FACTOR,
     MAX_LSB_EXACT,
     TWO_SIDED_SATURATION_SHARE,
 )
@@ -90,7 +93,7 @@ def ksb(ks: int, has_bias: bool, fmt: str, acc: str = "fp32", roundings: int = 0
 
 def dot_product_limit(ks: int, has_bias: bool, fmt: str, acc: str = "fp32", roundings: int = 0) -> int:
     """Per-element |err| limit: 6*ksb for fp32 inputs, 2*ksb otherwise."""
-    return (6 if fmt == "fp32" else 2) * ksb(ks, has_bias, fmt, acc, roundings)
+    return (DOT_PRODUCT_FP32_FACTOR if fmt == "fp32" else DOT_PRODUCT_FACTOR) * ksb(ks, has_bias, fmt, acc, roundings)
 
 
 def dot_product_errors(out: torch.Tensor, ref: torch.Tensor, bnd: torch.Tensor, fmt: str) -> np.ndarray:
@@ -148,7 +151,7 @@ def dot_product(
     worst = _argmax(np.where(zero_violations, np.inf, abs_err))
     T = o.size
     sum_sq = float(np.sum(err**2))
-    sum_sq_limit = 1.6 * k * T
+    sum_sq_limit = DOT_PRODUCT_SUM_SQ_FACTOR * k * T
     n_over = int(np.count_nonzero(abs_err > limit))
     metrics = {
         "max_err": round(float(abs_err.max()), 6) if T else 0.0,
