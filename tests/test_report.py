@@ -21,7 +21,7 @@ INT = "conv2d_n1_ic8_oc8_g1_i12x12_k3x3_s{s}x{s}_p1x1_d1x1_b1_pmzeros_q{q}_dsnor
 
 
 def _case(descriptor, outcome, run_id, **kw) -> CaseResult:
-    kw.setdefault("timings_s", {"build": 0.01, "quantize": 0.1, "lower": 0.8, "run": 0.04, "compare": 0.003,
+    kw.setdefault("timings_s", {"build": 0.01, "quantize": 0.1, "lower": 0.8, "run": 0.04, "judge": 0.003,
                                 "total": 0.95})
     versions = dict(V, **({"harness-commit": "def"} if run_id == "r3" else {}))  # last night's change
     return CaseResult(descriptor, 0, outcome, run_id=run_id, versions=versions, **kw)

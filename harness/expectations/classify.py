@@ -14,8 +14,8 @@ from harness.expectations.known_issues import known_issues
 from harness.expectations.rejections import expected_rejection
 from harness.config import ConvConfig
 from harness.results.case_result import Outcome
+from harness.results.stages import LOWERING_STAGES
 
-LOWERING_STAGES = ("quantize", "lower")  # where an error may be a clean, documented refusal
 
 
 @dataclass

@@ -16,7 +16,7 @@ from harness.history.db import RunSummary  # noqa: E402
 from harness.report.figures import Grid  # noqa: E402
 from harness.results.case_result import CaseResult  # noqa: E402
 
-STAGES = ("build", "quantize", "lower", "run", "compare")
+from harness.results.stages import STAGES, stage_seconds
 
 
 def _png(fig) -> str:
@@ -79,7 +79,8 @@ def trend(summaries: list[RunSummary]) -> str:
 
 def stage_times(results: list[CaseResult]) -> str:
     """Distribution of each stage's time per case."""
-    data = [[r.timings_s[s] for r in results if s in r.timings_s] for s in STAGES]
+    data = [[stage_seconds(r.timings_s, s) for r in results if s in r.timings_s or (s == "judge" and "compare" in r.timings_s)]
+            for s in STAGES]
     shown = [(s, d) for s, d in zip(STAGES, data) if d]
     fig, ax = plt.subplots(figsize=(7, 3))
     if shown:

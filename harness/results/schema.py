@@ -16,6 +16,7 @@ from harness.policy.schemes import DECIDING_RULES
 from harness.policy.targets import TARGETS
 from harness.results.case_result import SCHEMA_VERSION, CaseResult, Outcome
 from harness.results.metrics import METRICS
+from harness.results.stages import HARNESS, LEGACY, STAGES
 
 SCHEMA_FILE = Path(__file__).with_name("schema.json")
 _STRING = {"type": "string"}
@@ -37,7 +38,7 @@ def results_schema() -> dict:
         "rule": {"enum": ["", *DECIDING_RULES]},
         "rejection": _STRING,
         "issue": _STRING,
-        "stage": {"enum": ["", "build", "quantize", "lower", "run", "compare", "harness"]},
+        "stage": {"enum": ["", *STAGES, *LEGACY, HARNESS]},
         "error_type": _STRING,
         "stale": _STRING,
         "canary": _STRING,

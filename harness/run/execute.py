@@ -24,6 +24,7 @@ from harness.judging.op_choice import narrowed_accumulator, wrong_op, wrong_weig
 from harness.policy.schemes import SCHEMES
 from harness.policy.targets import DEFAULT_TARGET, get_target
 from harness.results.case_result import CaseResult, Outcome, versions
+from harness.results.stages import HARNESS
 from harness.run import stages
 from harness.expectations.applies import current as current_backend
 from harness.expectations.classify import Observation, classify
@@ -174,7 +175,7 @@ def run_case(
         keep["traceback"] = "".join(traceback.format_exception(e))
         module = harness_module(raising_frame(e.__traceback__)) or "harness"
         seen = Observation(Outcome.HARNESS_ERROR, _one_line(f"harness: {module}: {type(e).__name__}: {e}"),
-                           stage="harness", error_type=type(e).__name__)
+                           stage=HARNESS, error_type=type(e).__name__)
     release_graph_caches()
     timings["total"] = round(time.perf_counter() - start, 4)
     return case_result(config, seed, target, seen, timings, keep, keep_dir, canary, run_id, data_file)

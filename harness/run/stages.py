@@ -9,7 +9,8 @@ cases at once) call the same code:
   for an INT scheme the PT2E-quantized model (timed as `build` and `quantize`).
 * `lower`: the prepared model -> the target's `Artifact`.
 * `run`: the artifact on the target's runner, at one of the case's sizes.
-* `judge`: that output against the independent references -> a `Judgement`;
+* `judge`: that output against the independent references -> a `Judgement`
+  (timed as `judge`; the names: `harness.results.stages`);
   `combine` makes one of a dynamic-shape case's several.
 
 `harness.expectations.classify` then turns what happened into the result's outcome.
@@ -39,14 +40,15 @@ from harness.lowering.quantize import quantize
 from harness.policy.targets import Target
 from harness.qparams import QuantizedModel
 from harness.results.case_result import Outcome
+from harness.results.stages import BUILD, JUDGE, LOWER, QUANTIZE, RUN
 from harness.runners.base import Runner, RunnerError
 
 STAGE_OUTCOME = {
-    "build": Outcome.HARNESS_ERROR,
-    "quantize": Outcome.LOWERING_ERROR,
-    "lower": Outcome.LOWERING_ERROR,
-    "run": Outcome.RUNNER_ERROR,
-    "compare": Outcome.HARNESS_ERROR,
+    BUILD: Outcome.HARNESS_ERROR,
+    QUANTIZE: Outcome.LOWERING_ERROR,
+    LOWER: Outcome.LOWERING_ERROR,
+    RUN: Outcome.RUNNER_ERROR,
+    JUDGE: Outcome.HARNESS_ERROR,
 }
 T = TypeVar("T")
 
@@ -113,11 +115,11 @@ def prepare(config: ConvConfig, seed: int, target: Target, timings: dict[str, fl
             data_file: str = "") -> Prepared:
     """`data_file`: where a `captured` case's tensors are."""
     timings = {} if timings is None else timings
-    tensors = timed("build", timings, make_tensors, config, seed, data_file)
-    model = timed("build", timings, build_model, config, tensors, seed)
+    tensors = timed(BUILD, timings, make_tensors, config, seed, data_file)
+    model = timed(BUILD, timings, build_model, config, tensors, seed)
     variants = run_configs(config)  # a dynamic-shape program runs at several sizes
     runs = ((config, tensors),) + tuple(
-        (v, timed("build", timings, _sized_tensors, v, tensors, seed)) for v in variants[1:]
+        (v, timed(BUILD, timings, _sized_tensors, v, tensors, seed)) for v in variants[1:]
     )
     dims = export_dims(config)
     quantized = None
@@ -125,7 +127,7 @@ def prepare(config: ConvConfig, seed: int, target: Target, timings: dict[str, fl
     if config.is_quantized:
         # Calibrated on every size it will run at, as a deployed dynamic model would be.
         calibration = tuple(sample for _, t in runs for sample in t.calibration)
-        quantized = timed("quantize", timings, quantize, model, tensors.inputs, config.scheme, target, calibration,
+        quantized = timed(QUANTIZE, timings, quantize, model, tensors.inputs, config.scheme, target, calibration,
                           model.context.conv_index, dims)
         program = quantized.module
     elif scheme_dtype(config.scheme) != torch.float32:
@@ -138,10 +140,10 @@ def prepare(config: ConvConfig, seed: int, target: Target, timings: dict[str, fl
 def lower(p: Prepared, timings: dict[str, float] | None = None) -> Artifact:
     timings = {} if timings is None else timings
     c = p.config
-    artifact = timed("lower", timings, lower_program, p.program, p.example_inputs, c.scheme, p.target,
+    artifact = timed(LOWER, timings, lower_program, p.program, p.example_inputs, c.scheme, p.target,
                      p.dynamic_shapes, p.model.context.control_flow, c.shape_extension)
     if p.quantized is not None and p.quantized.qparams is None and artifact.delegated:
-        raise StageError("lower", RuntimeError("the quantizer left the conv in float, yet it was delegated to an INT profile"))
+        raise StageError(LOWER, RuntimeError("the quantizer left the conv in float, yet it was delegated to an INT profile"))
     return artifact
 
 
@@ -150,7 +152,7 @@ def run(p: Prepared, artifact: Artifact, index: int, runner: Runner, timings: di
     """The program's (first) output at the case's `index`-th size, as fp32."""
     timings = {} if timings is None else timings
     variant, tensors = p.runs[index]
-    outputs = timed("run", timings, runner.run, artifact, program_inputs(variant, tensors))
+    outputs = timed(RUN, timings, runner.run, artifact, program_inputs(variant, tensors))
     return outputs[0].float()
 
 
@@ -159,8 +161,8 @@ def judge(p: Prepared, artifact: Artifact, index: int, output: torch.Tensor,
     """The verdict on the output at the `index`-th size, and the judge (its references)."""
     timings = {} if timings is None else timings
     variant, tensors = p.runs[index]
-    judge_ = timed("compare", timings, Judge, variant, tensors, p.model, p.quantized, artifact.conv_acc_types)
-    return timed("compare", timings, judge_.judge, output), judge_
+    judge_ = timed(JUDGE, timings, Judge, variant, tensors, p.model, p.quantized, artifact.conv_acc_types)
+    return timed(JUDGE, timings, judge_.judge, output), judge_
 
 
 def _size(c: ConvConfig) -> str:
