@@ -60,6 +60,7 @@ def _harness_side(repeat: int) -> dict:
     from harness.config import parse_descriptor
     from harness.run.execute import run_case
     from harness.run.packed import run_pack
+    from harness.run.settings import RunSettings
     from harness.run.process import setup_process
 
     setup_process()
@@ -67,7 +68,7 @@ def _harness_side(repeat: int) -> dict:
     for scheme in ("a8w8", "fp32"):
         # Warm-up, as a sweep's worker is after its first pack: one case alone and one pack.
         run_case(parse_descriptor(f"{CONFIGS[0]}_q{scheme}"), 99)
-        run_pack([parse_descriptor(f"{base}_q{scheme}") for base in CONFIGS], 99)
+        run_pack([parse_descriptor(f"{base}_q{scheme}") for base in CONFIGS], RunSettings(99))
         for base in CONFIGS:
             d = f"{base}_q{scheme}"
 
@@ -79,7 +80,7 @@ def _harness_side(repeat: int) -> dict:
         configs = [parse_descriptor(f"{base}_q{scheme}") for base in CONFIGS]
 
         def go_packed(seed):
-            results = run_pack(configs, seed)
+            results = run_pack(configs, RunSettings(seed))
             assert all(r.outcome.value == "pass" and r.packed == len(configs) for r in results), results
 
         out[f"packed_q{scheme}"] = [_time(lambda: go_packed(s)) / len(configs) for s in range(repeat)]

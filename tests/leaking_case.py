@@ -8,7 +8,8 @@ from harness.results.case_result import CaseResult, Outcome
 _LEAK: list[bytearray] = []
 
 
-def run_case(config, seed, target, keep_dir=None, canary="", run_id="") -> CaseResult:
+def run_case(config, settings) -> CaseResult:
+    seed, target, canary, run_id = settings.seed, settings.target, settings.canary, settings.run_id
     _LEAK.append(bytearray(64 << 20))
     for i in range(0, len(_LEAK[-1]), 4096):  # touch every page: resident, not just reserved
         _LEAK[-1][i] = 1

@@ -8,7 +8,8 @@ import time
 from harness.results.case_result import CaseResult, Outcome
 
 
-def run_case(config, seed, target, keep_dir=None, canary="", run_id="") -> CaseResult:
+def run_case(config, settings) -> CaseResult:
+    seed, target, canary, run_id = settings.seed, settings.target, settings.canary, settings.run_id
     time.sleep(0.15)
     outcome = Outcome.MISMATCH if canary and config.in_channels == 4 else Outcome.PASS
     return CaseResult(config.descriptor, seed, outcome, target=target, run_id=run_id, canary=canary,

@@ -9,6 +9,7 @@ import pytest
 from harness.blame import Verdict, harness_module, harness_origin, raising_frame
 from harness.results.case_result import Outcome
 from harness.run import stages
+from harness.run.evidence import Evidence
 from harness.run.execute import failed_observation
 from harness.runners.base import RunnerError
 from harness.speedups.base import need
@@ -70,7 +71,7 @@ def test_a_stage_failure_raised_by_the_harness_is_a_harness_error_naming_the_mod
     try:
         raise stages.StageError(stage, inner) from inner
     except stages.StageError as e:
-        seen = failed_observation(e, {}, {})
+        seen = failed_observation(e, {}, Evidence())
     assert seen.outcome is Outcome.HARNESS_ERROR and seen.stage == stage
     assert seen.reason.startswith("harness: harness.speedups.base: Missing: torch._export.utils has no _no_such_helper")
     assert seen.reason.endswith(f"(during {stage})")
@@ -83,5 +84,5 @@ def test_a_stage_failure_raised_by_torch_keeps_its_stage_outcome():
     try:
         raise stages.StageError("lower", inner) from inner
     except stages.StageError as e:
-        seen = failed_observation(e, {}, {})
+        seen = failed_observation(e, {}, Evidence())
     assert seen.outcome is Outcome.LOWERING_ERROR and seen.reason.startswith("lower: ")

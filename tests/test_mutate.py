@@ -331,11 +331,11 @@ def test_a_survivor_that_changed_output_bits_is_counted_apart(monkeypatch):
     a, b, c = (x.descriptor for x in cases)
     digests = {"mutant:t:1": {a: "x", b: "B", c: ""}, "mutant:t:2": {a: "A", b: "B", c: "C"}}
 
-    def fake_parallel(configs, seed, target, jobs, on_result, tasks=(), skip=None, **kw):
-        for name, pack in tasks:
-            for case in pack:
-                on_result(CaseResult(case.descriptor, 0, Outcome.PASS, canary=name,
-                                     output_sha256=digests[name][case.descriptor]))
+    def fake_parallel(configs, settings, jobs, on_result, tasks=(), skip=None, **kw):
+        for task in tasks:
+            for descriptor in task.descriptors:
+                on_result(CaseResult(descriptor, 0, Outcome.PASS, canary=task.canary,
+                                     output_sha256=digests[task.canary][descriptor]))
 
     class M:
         def __init__(self, index):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from harness.config import parse_descriptor
+from harness.run.settings import RunSettings
 from harness.judging.op_choice import (expected_op, narrowed_accumulator, wrong_op, wrong_weight_quantization,
                                       wrong_weight_type)
 
@@ -73,8 +74,8 @@ def test_int4_weights_stored_as_int8_are_a_lowering_error_alone_and_packed():
     cases = [parse_descriptor(d) for d in ("conv2d_ic8_oc16_i16x16_k3_p1_qa8w4", "conv1d_ic4_oc8_i20_k3_s2_p1_qa8w4")]
     r = run_case(cases[0], 0, "tosa", canary=canary)
     assert r.outcome.value == "lowering_error" and "calls for INT4 weights" in r.reason, r.reason
-    assert all("calls for INT4 weights" in r.reason for r in run_pack(cases, 0, "tosa", canary=canary))
-    assert all(r.green for r in run_pack(cases, 0, "tosa"))
+    assert all("calls for INT4 weights" in r.reason for r in run_pack(cases, RunSettings(canary=canary)))
+    assert all(r.green for r in run_pack(cases, RunSettings()))
 
 
 def test_an_accumulator_narrowed_before_an_int32_consumer_is_named_except_a_conv1ds():
@@ -107,8 +108,8 @@ def test_an_a16w8_accumulator_read_through_int16_is_a_lowering_error_alone_and_p
     for canary, case in ((direct, cases[0]), (behind_permute, cases[1])):
         r = run_case(case, 0, "tosa", canary=canary)
         assert r.outcome.value == "lowering_error" and "narrowed to INT16" in r.reason, (canary, r.reason)
-    assert all("narrowed to INT16" in r.reason for r in run_pack(cases, 0, "tosa", canary=direct)[:1])
-    assert all(r.green for r in run_pack(cases, 0, "tosa"))
+    assert all("narrowed to INT16" in r.reason for r in run_pack(cases, RunSettings(canary=direct))[:1])
+    assert all(r.green for r in run_pack(cases, RunSettings()))
 
 
 def test_a_weight_quantized_like_an_activation_is_named():

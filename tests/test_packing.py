@@ -15,6 +15,7 @@ from harness.schedule.packing import alone_reason, check_pack_size, form_packs
 from harness.tiers.sweeps import sweep
 from harness.config import ConfigError, parse_descriptor
 from harness.policy.packing import PACK_ELEMENTS, PACK_SIZE
+from harness.run.settings import RunSettings
 from tests.canary_cases import FIRST_CATCHING_SMOKE_CASE
 
 SMOKE = sweep("smoke", target="tosa")
@@ -69,7 +70,7 @@ def test_packed_equals_alone_case_by_case(pack):
     from harness.run.execute import run_case
     from harness.run.packed import run_pack
 
-    packed = run_pack(list(pack), confirm=False)
+    packed = run_pack(list(pack), RunSettings(), confirm=False)
     assert all(r.packed == len(pack) for r in packed), "the pack fell back to running its cases alone"
     for config, together in zip(pack, packed):
         alone = run_case(config)
@@ -87,7 +88,7 @@ def test_every_canary_is_caught_when_packed(name):
 
     first = FIRST_CATCHING_SMOKE_CASE[name]
     pack = next(t for t in form_packs(SMOKE, "tosa", PACK_SIZE) if first in [c.descriptor for c in t])
-    results = run_pack(list(pack), canary=name, confirm=False)
+    results = run_pack(list(pack), RunSettings(canary=name), confirm=False)
     caught = [r for r in results if not r.green]
     assert first in [r.descriptor for r in caught], f"{name}: {[(r.descriptor, r.outcome.value) for r in results]}"
 

@@ -7,13 +7,14 @@ import pytest
 from harness.config import parse_descriptor
 from harness.schedule.parallel import run_parallel
 from harness.results.case_result import Outcome
+from harness.run.settings import RunSettings
 
 
 def test_a_dying_worker_costs_only_its_case():
     descriptors = [f"conv2d_ic{ic}_oc4_i8x8_k3" for ic in (1, 2, 3, 4, 5, 6, 3, 8)]
     configs = [parse_descriptor(d) for d in descriptors]
     seen = []
-    run_parallel(configs, 7, "tosa", 2, seen.append, case_fn="tests.crashing_case:run_case", run_id="r1")
+    run_parallel(configs, RunSettings(7, run_id="r1"), 2, seen.append, case_fn="tests.crashing_case:run_case")
     by = {}
     for r in seen:
         by.setdefault(r.descriptor, []).append(r)
@@ -32,7 +33,7 @@ def test_a_lost_pack_costs_no_case_its_cases_run_again_alone(stand_in, why):
     descriptors = [f"conv2d_ic{ic}_oc4_i8x8_k3" for ic in (1, 2, 3, 4, 5, 6, 7, 8)]
     configs = [parse_descriptor(d) for d in descriptors]
     seen = []
-    run_parallel(configs, 0, "tosa", 2, seen.append, case_fn=f"tests.{stand_in}:run_case", run_id="r3",
+    run_parallel(configs, RunSettings(run_id="r3"), 2, seen.append, case_fn=f"tests.{stand_in}:run_case",
                  time_limit=3.0, pack=4)
     assert sorted(r.descriptor for r in seen) == sorted(c.descriptor for c in configs)  # each exactly once
     for r in seen:
@@ -47,7 +48,7 @@ def test_a_hanging_case_is_a_timeout_and_the_sweep_goes_on():
     descriptors = [f"conv2d_ic{ic}_oc4_i8x8_k3" for ic in (1, 3, 2, 4, 5)]
     configs = [parse_descriptor(d) for d in descriptors]
     seen = []
-    run_parallel(configs, 0, "tosa", 2, seen.append, case_fn="tests.hanging_case:run_case", run_id="r2",
+    run_parallel(configs, RunSettings(run_id="r2"), 2, seen.append, case_fn="tests.hanging_case:run_case",
                  time_limit=3.0)
     assert sorted(r.descriptor for r in seen) == sorted(c.descriptor for c in configs)
     for r in seen:
@@ -79,7 +80,7 @@ def test_a_worker_whose_memory_grows_past_the_limit_is_recycled():
     configs = [parse_descriptor(f"conv2d_ic{ic}_oc4_i8x8_k3") for ic in range(1, 9)]
     seen, stats = [], WorkerStats()
     limit = 200 << 20  # a worker of this stand-in crosses it within three cases of 64 MiB
-    run_parallel(configs, 0, "tosa", 1, seen.append, case_fn="tests.leaking_case:run_case", recycle_rss=limit,
+    run_parallel(configs, RunSettings(), 1, seen.append, case_fn="tests.leaking_case:run_case", recycle_rss=limit,
                  stats=stats)
     assert sorted(r.descriptor for r in seen) == sorted(c.descriptor for c in configs)
     assert all(r.outcome is Outcome.PASS for r in seen)

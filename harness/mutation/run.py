@@ -34,7 +34,8 @@ from harness.faults.operators import Mutant
 from harness.policy.mutation import DEFAULT_TARGETS
 from harness.policy.packing import PACK_SIZE
 from harness.results.case_result import CaseResult, versions
-from harness.schedule.parallel import run_parallel
+from harness.run.settings import RunSettings
+from harness.schedule.parallel import Task, run_parallel
 
 STATUSES = ("killed", "survived", "unreached", "equivalent", "invalid")
 MUTANT_TIME_LIMIT_S = 120.0  # a mutant that makes a case hang is killed by the timeout; a clean case takes seconds
@@ -111,7 +112,7 @@ def trace(configs: list[ConvConfig], jobs: int, cache: Path, pack: int = 1) -> t
             outputs[r.descriptor] = r.output_sha256 if r.green else None
             results.write(r.to_json() + "\n")
 
-        run_parallel(configs, 0, "tosa", jobs, seen, case_fn="harness.mutation.trace:run_case", run_id=run_id,
+        run_parallel(configs, RunSettings(run_id=run_id), jobs, seen, case_fn="harness.mutation.trace:run_case",
                      pack=pack)
     from harness.mutation.trace import read_trace
 
@@ -135,14 +136,15 @@ def _spread(cases: list[ConvConfig], pack: int) -> list[ConvConfig]:
     return [c for i in range(k) for c in cases[i::k]]
 
 
-def _rounds(plans: dict[str, list[ConvConfig]], pack: int) -> list[tuple[str, tuple[ConvConfig, ...]]]:
-    """(mutant, pack) tasks: every mutant's first pack, then every mutant's second, ..., so that a
+def _rounds(plans: dict[str, list[ConvConfig]], pack: int) -> list[Task]:
+    """Tasks carrying their mutant: every mutant's first pack, then every mutant's second, ..., so that a
     mutant's later packs come after the others' first ones, when a kill has already dropped most."""
     from harness.schedule.packing import form_packs
 
     packs = {name: form_packs(cases, "tosa", pack) for name, cases in plans.items()}
     depth = max((len(p) for p in packs.values()), default=0)
-    return [(name, p[r]) for r in range(depth) for name, p in packs.items() if r < len(p)]
+    return [Task(tuple(c.descriptor for c in p[r]), name) for r in range(depth) for name, p in packs.items()
+            if r < len(p)]
 
 
 def run_mutants(mutants: list[tuple[str, Mutant]], configs: list[ConvConfig], reached: Trace, jobs: int,
@@ -189,7 +191,7 @@ def run_mutants(mutants: list[tuple[str, Mutant]], configs: list[ConvConfig], re
         elif remaining[name] == 0:
             finish(name)
 
-    run_parallel([], 0, "tosa", jobs, on_result, time_limit=MUTANT_TIME_LIMIT_S, tasks=_rounds(plans, pack),
+    run_parallel([], RunSettings(), jobs, on_result, time_limit=MUTANT_TIME_LIMIT_S, tasks=_rounds(plans, pack),
                  skip=decided.__contains__)
     return list(rows.values())
 

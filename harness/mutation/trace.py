@@ -22,7 +22,7 @@ from pathlib import Path
 
 from harness.faults.catalog import source_file
 from harness.policy.mutation import TARGETS
-from harness.run.execute import run_case as _run_case
+from harness.run.execute import run_configured as _run_configured
 from harness.run.process import setup_process  # noqa: F401 - run once per worker by the parallel runner
 
 
@@ -71,22 +71,23 @@ def _record(run_id: str, descriptors: list[str], seen: dict[str, set[int]]) -> N
             f.write(json.dumps({"descriptor": d, "lines": lines}) + "\n")
 
 
-def run_case(config, seed=0, target="tosa", keep_dir=None, canary="", run_id=""):
+def run_case(config, settings):
+    """The case function a tracing worker runs (`harness.run.settings.CaseFunction`)."""
     with _tracing() as seen:
-        result = _run_case(config, seed, target, keep_dir=keep_dir, canary=canary, run_id=run_id)
-    _record(run_id, [config.descriptor], seen)
+        result = _run_configured(config, settings)
+    _record(settings.run_id, [config.descriptor], seen)
     return result
 
 
-def run_pack(configs, seed=0, target="tosa", keep_dir=None, canary="", run_id=""):
+def run_pack(configs, settings):
     """A pack under the tracer: each of its cases is recorded with the lines the whole pack ran, a superset
     of its own (the cases a mutant then runs include the rest of each reaching pack; a line no pack ran
     no case ran)."""
     from harness.run.packed import run_pack as _run_pack
 
     with _tracing() as seen:
-        results = _run_pack(configs, seed, target, keep_dir=keep_dir, canary=canary, run_id=run_id)
-    _record(run_id, [c.descriptor for c in configs], seen)
+        results = _run_pack(configs, settings)
+    _record(settings.run_id, [c.descriptor for c in configs], seen)
     return results
 
 

@@ -1,20 +1,20 @@
 """One case end to end: the stages composed, and what a failure leaves on disk.
 
-`run_case` never raises for a case's failure: whatever happens becomes the
-case's result. Process-wide set-up happens once (`harness.run.process`), never
-on this path.
+`run_configured` (the case function a worker runs: a config and the run's
+`RunSettings`) and `run_case` (the same with the settings spelled out) never
+raise for a case's failure: whatever happens becomes the case's result, and
+what it keeps is its `Evidence`. Process-wide set-up happens once
+(`harness.run.process`), never on this path.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import time
 import traceback
 from pathlib import Path
 
-import numpy as np
 import torch
 
 from harness.blame import harness_module, harness_origin, raising_frame
@@ -26,6 +26,8 @@ from harness.policy.targets import DEFAULT_TARGET, get_target
 from harness.results.case_result import CaseResult, Outcome, versions
 from harness.results.stages import HARNESS
 from harness.run import stages
+from harness.run.evidence import Evidence, save
+from harness.run.settings import RunSettings
 from harness.expectations.applies import current as current_backend
 from harness.expectations.classify import Observation, classify
 from harness.run.process import one_task, release_graph_caches, setup_process
@@ -43,11 +45,11 @@ def prepared_metrics(p: stages.Prepared) -> dict:
     return {"qparams": p.quantized.qparams.summary()} if p.quantized is not None and p.quantized.qparams else {}
 
 
-def lowered_observation(artifact, metrics: dict, keep: dict, config: ConvConfig) -> Observation | None:
+def lowered_observation(artifact, metrics: dict, evidence: Evidence, config: ConvConfig) -> Observation | None:
     """Records the artifact's facts; the observation if the case ends here (not delegated, or delegated as
     a TOSA conv op its shape does not call for: `harness.judging.op_choice`)."""
-    keep["tosa"] = artifact.tosa
-    keep["tosa_ops"], keep["conv_ops"] = list(artifact.tosa_ops), list(artifact.conv_ops)
+    evidence.tosa = artifact.tosa
+    evidence.tosa_ops, evidence.conv_ops = list(artifact.tosa_ops), list(artifact.conv_ops)
     metrics.update(artifact.facts)
     if artifact.delegated:
         wrong = wrong_op(config, artifact.conv_ops)
@@ -78,7 +80,8 @@ def partitioner_said(rejected) -> str:
     return "; ".join(f"{target}: {reason}" for reason, target in reasons.items())
 
 
-def judged_observation(p: stages.Prepared, artifact, outputs, timings: dict, keep: dict, metrics: dict) -> Observation:
+def judged_observation(p: stages.Prepared, artifact, outputs, timings: dict, evidence: Evidence,
+                       metrics: dict) -> Observation:
     """Judge the program's output at each of the case's sizes; `outputs(index)` runs it at the index-th."""
     verdicts = []
     for index, (variant, tensors) in enumerate(p.runs):
@@ -86,9 +89,10 @@ def judged_observation(p: stages.Prepared, artifact, outputs, timings: dict, kee
         verdict, judge = stages.judge(p, artifact, index, output, timings)
         verdicts.append((variant, verdict))
         if index == 0:
-            keep["output_sha256"] = hashlib.sha256(output.detach().contiguous().numpy().tobytes()).hexdigest()
+            evidence.output_sha256 = hashlib.sha256(output.detach().contiguous().numpy().tobytes()).hexdigest()
         if index == 0 or verdict.outcome is not Outcome.PASS:
-            keep.update(inputs=tensors.inputs, output=output, reference=torch.as_tensor(judge.reference))
+            evidence.inputs, evidence.output = tensors.inputs, output
+            evidence.reference = torch.as_tensor(judge.reference)
         if verdict.outcome is Outcome.MISMATCH:
             break
     j = stages.combine(verdicts)
@@ -109,12 +113,12 @@ def weight_quantization(p: stages.Prepared) -> str:
                                      w.zero_points, w.qmin, w.qmax)
 
 
-def failed_observation(e: Exception, metrics: dict, keep: dict) -> Observation:
+def failed_observation(e: Exception, metrics: dict, evidence: Evidence) -> Observation:
     """A stage's failure (StageError) or the runner's (RunnerError) as the case's observation."""
     if isinstance(e, RunnerError):
         return Observation(Outcome.RUNNER_ERROR, _one_line(str(e)), metrics=metrics, stage="run", error=str(e),
                            error_type="RunnerError")
-    keep["traceback"] = "".join(traceback.format_exception(e.error))
+    evidence.traceback = "".join(traceback.format_exception(e.error))
     cause = stages.root_cause(e.error)
     module = harness_origin(e.error, cause)
     if module is not None:  # the harness's own code raised it, whichever stage was running: never the backend's
@@ -125,16 +129,17 @@ def failed_observation(e: Exception, metrics: dict, keep: dict) -> Observation:
                        error=f"{e.error} {cause}", error_type=type(cause).__name__)
 
 
-def _observe(config: ConvConfig, seed: int, target_name: str, timings: dict, keep: dict, data_file: str = "") -> Observation:
+def _observe(config: ConvConfig, settings: RunSettings, timings: dict, evidence: Evidence,
+             data_file: str = "") -> Observation:
     """Run the stages; what happened, before rejections and the registry."""
-    target = get_target(target_name)
+    target = get_target(settings.target)
     metrics: dict = {}  # kept whatever happens after the quantizer chose its parameters
     try:
-        p = stages.prepare(config, seed, target, timings, data_file)
-        keep["inputs"] = p.tensors.inputs
+        p = stages.prepare(config, settings.seed, target, timings, data_file)
+        evidence.inputs = p.tensors.inputs
         metrics.update(prepared_metrics(p))
         artifact = stages.lower(p, timings)
-        ended = lowered_observation(artifact, metrics, keep, config)
+        ended = lowered_observation(artifact, metrics, evidence, config)
         if ended is not None:
             return ended
         runner = get_runner(target.runner)
@@ -142,43 +147,40 @@ def _observe(config: ConvConfig, seed: int, target_name: str, timings: dict, kee
         if not availability.ok:
             return Observation(Outcome.SKIPPED, availability.reason, metrics=metrics)
         return judged_observation(p, artifact, lambda index: stages.run(p, artifact, index, runner, timings),
-                                  timings, keep, metrics)
+                                  timings, evidence, metrics)
     except (stages.StageError, RunnerError) as e:
-        return failed_observation(e, metrics, keep)
+        return failed_observation(e, metrics, evidence)
 
 
 @one_task
-def run_case(
-    config: ConvConfig,
-    seed: int = 0,
-    target: str = DEFAULT_TARGET,
-    keep_dir: str | Path | None = None,
-    canary: str = "",
-    run_id: str = "",
-    data_file: str = "",
-) -> CaseResult:
-    """Run one case and return its result; never raises for a case's failure.
+def run_configured(config: ConvConfig, settings: RunSettings, data_file: str = "") -> CaseResult:
+    """Run one case under the run's settings and return its result; never raises for a case's failure.
 
-    `data_file`: the file a `captured` case's tensors come from.
-    With `canary`, that fault is injected into the backend for this case only.
-    With `keep_dir`, a case that is not green leaves its inputs, output,
-    reference, flatbuffers and traceback there.
+    `data_file`: the file a `captured` case's tensors come from. The settings' canary is injected into the
+    backend for this case only; with their `keep_dir`, a case that is not green leaves its evidence there.
     """
     setup_process()
     timings: dict[str, float] = {}
-    keep: dict = {}
+    evidence = Evidence()
     start = time.perf_counter()
     try:
-        with injected(canary) if canary else contextlib.nullcontext():
-            seen = _observe(config, seed, target, timings, keep, data_file)
+        with injected(settings.canary) if settings.canary else contextlib.nullcontext():
+            seen = _observe(config, settings, timings, evidence, data_file)
     except Exception as e:  # noqa: BLE001 - a harness bug costs this case only, with its traceback
-        keep["traceback"] = "".join(traceback.format_exception(e))
+        evidence.traceback = "".join(traceback.format_exception(e))
         module = harness_module(raising_frame(e.__traceback__)) or "harness"
         seen = Observation(Outcome.HARNESS_ERROR, _one_line(f"harness: {module}: {type(e).__name__}: {e}"),
                            stage=HARNESS, error_type=type(e).__name__)
     release_graph_caches()
     timings["total"] = round(time.perf_counter() - start, 4)
-    return case_result(config, seed, target, seen, timings, keep, keep_dir, canary, run_id, data_file)
+    return case_result(config, settings, seen, timings, evidence, data_file)
+
+
+def run_case(config: ConvConfig, seed: int = 0, target: str = DEFAULT_TARGET, keep_dir: str | Path | None = None,
+             canary: str = "", run_id: str = "", data_file: str = "") -> CaseResult:
+    """`run_configured` with the settings spelled out (the command line, tests, bisection)."""
+    settings = RunSettings(seed, target, None if keep_dir is None else str(keep_dir), canary, run_id)
+    return run_configured(config, settings, data_file)
 
 
 def result_versions() -> dict[str, str]:
@@ -189,37 +191,20 @@ def result_versions() -> dict[str, str]:
     return {**versions(), **({"harness-speedups": installed.summary()} if installed else {})}
 
 
-def case_result(config: ConvConfig, seed: int, target: str, seen: Observation, timings: dict, keep: dict,
-                keep_dir: str | Path | None, canary: str = "", run_id: str = "", data_file: str = "",
-                packed: int = 0) -> CaseResult:
-    """The result of what was seen, classified; a case that is not green leaves its files in `keep_dir`."""
-    verdict = classify(config, seen, get_target(target).family, current_backend())
+def case_result(config: ConvConfig, settings: RunSettings, seen: Observation, timings: dict, evidence: Evidence,
+                data_file: str = "", packed: int = 0) -> CaseResult:
+    """The result of what was seen, classified; a case that is not green leaves its evidence in the settings'
+    keep_dir."""
+    target = get_target(settings.target)
+    verdict = classify(config, seen, target.family, current_backend())
     result = CaseResult(
-        config.descriptor, seed, verdict.outcome, reason=verdict.reason, target=target,
-        runner=get_target(target).runner, run_id=run_id, actual_outcome=verdict.actual_outcome, rule=seen.rule,
+        config.descriptor, settings.seed, verdict.outcome, reason=verdict.reason, target=target.name,
+        runner=target.runner, run_id=settings.run_id, actual_outcome=verdict.actual_outcome, rule=seen.rule,
         rejection=verdict.rejection, issue=verdict.issue, stale=verdict.stale, stage=seen.stage,
-        error_type=seen.error_type, canary=canary, data_file=str(data_file), metrics=seen.metrics,
-        tosa_ops=keep.get("tosa_ops", []), conv_ops=keep.get("conv_ops", []), timings_s=timings, versions=result_versions(),
-        output_sha256=keep.get("output_sha256", ""), packed=packed,
+        error_type=seen.error_type, canary=settings.canary, data_file=str(data_file), metrics=seen.metrics,
+        tosa_ops=evidence.tosa_ops, conv_ops=evidence.conv_ops, timings_s=timings, versions=result_versions(),
+        output_sha256=evidence.output_sha256, packed=packed,
     )
-    if keep_dir is not None and not result.green:
-        result.artifacts = str(_keep(Path(keep_dir), result, keep))
+    if settings.keep_dir is not None and not result.green:
+        result.artifacts = str(save(Path(settings.keep_dir), result, evidence))
     return result
-
-
-def _keep(root: Path, result: CaseResult, keep: dict) -> Path:
-    """Save what a failure needs to be studied offline; returns the directory."""
-    case_dir = root / f"{result.descriptor}__seed{result.seed}"
-    case_dir.mkdir(parents=True, exist_ok=True)
-    for i, x in enumerate(keep.get("inputs", ())):
-        np.save(case_dir / f"input{i}.npy", x.numpy())
-    for key in ("output", "reference"):
-        if key in keep:
-            np.save(case_dir / f"{key}.npy", keep[key].detach().numpy())
-    for i, buf in enumerate(keep.get("tosa", ())):
-        (case_dir / f"delegate{i}.tosa").write_bytes(buf)
-    if "traceback" in keep:
-        (case_dir / "traceback.txt").write_text(keep["traceback"])
-    (case_dir / "result.json").write_text(json.dumps(result.to_dict(), indent=2))
-    (case_dir / "repro.sh").write_text(result.repro + "\n")
-    return case_dir

@@ -15,19 +15,21 @@ from __future__ import annotations
 
 import contextlib
 import time
-from pathlib import Path
+from dataclasses import dataclass, replace
 
 from harness.build.data import program_inputs
 from harness.build.dynamic import export_dims
-from harness.faults.canaries import injected
 from harness.config import ConvConfig
+from harness.faults.canaries import injected
 from harness.lowering.lower import lower as lower_program
 from harness.lowering.pack import pack_programs, split_artifact
-from harness.policy.targets import DEFAULT_TARGET, get_target
+from harness.policy.targets import get_target
 from harness.results.case_result import CaseResult
 from harness.run import stages
-from harness.run.execute import case_result, judged_observation, lowered_observation, prepared_metrics, run_case
+from harness.run.evidence import Evidence
+from harness.run.execute import case_result, judged_observation, lowered_observation, prepared_metrics, run_configured
 from harness.run.process import one_task, release_graph_caches, setup_process
+from harness.run.settings import RunSettings
 from harness.runners.registry import get_runner
 
 
@@ -35,16 +37,40 @@ def _share(timings: dict, stage: str, seconds: float, n: int) -> None:
     timings[stage] = round(timings.get(stage, 0.0) + seconds / n, 4)
 
 
+@dataclass
+class _Lowered:
+    """A pack lowered and run once: each case's part of the artifact, the outputs at each size, the seconds."""
+
+    parts: list
+    outputs: list
+    lower_s: float
+    run_s: float
+
+
+def _lower_and_run(prepared: list, settings: RunSettings, configs: list[ConvConfig]) -> _Lowered | None:
+    """The prepared cases packed, lowered and run as one program; None when the pack fails as a whole."""
+    t = get_target(settings.target)
+    try:
+        start = time.perf_counter()
+        packed = pack_programs([p.program for _, p in prepared], [p.example_inputs for _, p in prepared])
+        dims = packed.dynamic_shapes([export_dims(p.config, f"case{k}_") for k, (_, p) in enumerate(prepared)])
+        artifact = lower_program(packed.module, packed.inputs, configs[0].scheme, t, dims, False,
+                                 configs[0].shape_extension)
+        parts = split_artifact(artifact, packed)
+        lower_s = time.perf_counter() - start
+        start = time.perf_counter()
+        runner = get_runner(t.runner)
+        outputs = [runner.run(artifact, tuple(x for _, p in prepared for x in program_inputs(*p.runs[index])))
+                   for index in range(len(prepared[0][1].runs))]  # one pack_key: as many sizes each
+        return _Lowered(parts, outputs, lower_s, time.perf_counter() - start)
+    except Exception:  # noqa: BLE001 - the pack failed as a whole: each case says for itself, alone
+        return None
+    finally:
+        release_graph_caches()
+
+
 @one_task
-def run_pack(
-    configs: list[ConvConfig],
-    seed: int = 0,
-    target: str = DEFAULT_TARGET,
-    keep_dir: str | Path | None = None,
-    canary: str = "",
-    run_id: str = "",
-    confirm: bool = True,
-) -> list[CaseResult]:
+def run_pack(configs: list[ConvConfig], settings: RunSettings, confirm: bool = True) -> list[CaseResult]:
     """The results of `configs` (one `harness.schedule.packing.pack_key`), in their order; never raises for a
     case's failure. A dynamic-shape pack is exported with each case's own dims and run at each of its sizes.
 
@@ -52,61 +78,50 @@ def run_pack(
     Each result's `timings_s` holds its own stages and its share of the pack's lowering and run.
     """
     setup_process()
-    alone = dict(seed=seed, target=target, keep_dir=keep_dir, canary=canary, run_id=run_id)
+
+    def alone(i: int) -> CaseResult:
+        return run_configured(configs[i], settings)
+
     if len(configs) == 1:
-        return [run_case(configs[0], **alone)]
-    t = get_target(target)
+        return [alone(0)]
     results: dict[int, CaseResult] = {}
     with contextlib.ExitStack() as fault:
-        if canary:
+        if settings.canary:
             try:
-                fault.enter_context(injected(canary))
+                fault.enter_context(injected(settings.canary))
             except Exception:  # noqa: BLE001 - a fault that cannot be installed (an invalid mutant): alone, each
-                return [run_case(c, **alone) for c in configs]  # case records it as its harness_error
+                return [alone(i) for i in range(len(configs))]  # case records it as its harness_error
         prepared, timings = [], []
         for i, c in enumerate(configs):
             own: dict[str, float] = {}
             start = time.perf_counter()
             try:
-                prepared.append((i, stages.prepare(c, seed, t, own)))
+                prepared.append((i, stages.prepare(c, settings.seed, get_target(settings.target), own)))
                 own["total"] = time.perf_counter() - start
                 timings.append(own)
             except stages.StageError:
-                results[i] = run_case(c, **alone)
-        try:
-            start = time.perf_counter()
-            packed = pack_programs([p.program for _, p in prepared], [p.example_inputs for _, p in prepared])
-            dims = packed.dynamic_shapes([export_dims(p.config, f"case{k}_") for k, (_, p) in enumerate(prepared)])
-            artifact = lower_program(packed.module, packed.inputs, configs[0].scheme, t, dims, False,
-                                     configs[0].shape_extension)
-            parts = split_artifact(artifact, packed)
-            lowered_s = time.perf_counter() - start
-            start = time.perf_counter()
-            runner = get_runner(t.runner)
-            outputs = [runner.run(artifact, tuple(x for _, p in prepared for x in program_inputs(*p.runs[index])))
-                       for index in range(len(prepared[0][1].runs))]  # one pack_key: as many sizes each
-            run_s = time.perf_counter() - start
-        except Exception:  # noqa: BLE001 - the pack failed as a whole: each case says for itself, alone
-            parts = None
-        finally:
-            release_graph_caches()
+                results[i] = alone(i)
+        lowered = _lower_and_run(prepared, settings, configs)
     n = len(prepared)
-    for k, ((i, p), own, part) in enumerate(zip(prepared, timings, parts or [None] * n)):
-        if part is None:
-            results[i] = run_case(configs[i], **alone)
-            continue
-        _share(own, "lower", lowered_s, n)
-        _share(own, "run", run_s, n)
-        keep: dict = {}
-        metrics = prepared_metrics(p)
-        start = time.perf_counter()
-        try:
-            seen = lowered_observation(part, metrics, keep, configs[i]) or judged_observation(
-                p, part, lambda index: outputs[index][k].float(), own, keep, metrics)
-        except Exception:  # noqa: BLE001 - judging failed: alone, the failure gets its stage and traceback
-            results[i] = run_case(configs[i], **alone)
-            continue
-        own["total"] = round(own["total"] + time.perf_counter() - start + (lowered_s + run_s) / n, 4)
-        result = case_result(configs[i], seed, target, seen, own, keep, None, canary, run_id, packed=n)
-        results[i] = run_case(configs[i], **alone) if confirm and not result.green else result
+    for k, ((i, p), own) in enumerate(zip(prepared, timings)):
+        result = _judged(p, k, own, lowered, settings, n) if lowered is not None else None
+        results[i] = alone(i) if result is None or (confirm and not result.green) else result
     return [results[i] for i in range(len(configs))]
+
+
+def _judged(p, k: int, own: dict, lowered: _Lowered, settings: RunSettings, n: int) -> CaseResult | None:
+    """The k-th case of a pack judged on its own part; None when judging fails (it then runs alone, where the
+    failure gets its stage and traceback)."""
+    _share(own, "lower", lowered.lower_s, n)
+    _share(own, "run", lowered.run_s, n)
+    evidence = Evidence()
+    metrics = prepared_metrics(p)
+    start = time.perf_counter()
+    try:
+        part = lowered.parts[k]
+        seen = lowered_observation(part, metrics, evidence, p.config) or judged_observation(
+            p, part, lambda index: lowered.outputs[index][k].float(), own, evidence, metrics)
+    except Exception:  # noqa: BLE001
+        return None
+    own["total"] = round(own["total"] + time.perf_counter() - start + (lowered.lower_s + lowered.run_s) / n, 4)
+    return case_result(p.config, replace(settings, keep_dir=None), seen, own, evidence, packed=n)

@@ -26,7 +26,8 @@ from typing import Callable, Iterable
 
 from harness.config import ConfigError, ConvConfig
 from harness.results.case_result import CaseResult
-from harness.schedule.parallel import lose_task, task_function
+from harness.run.settings import RunSettings
+from harness.schedule.parallel import Task, lose_task, task_runner
 
 
 def _ray():
@@ -44,18 +45,17 @@ def check_cluster(address: str) -> None:
         raise ConfigError(f"invalid --cluster={address}: expected local, auto, ray://HOST:PORT or HOST:PORT")
 
 
-def _run_task(case_fn: str, task: tuple[str, ...], seed: int, target: str, canary: str, run_id: str,
-              keep_dir: str | None) -> list[str]:
+def _run_task(case_fn: str, task: Task, settings: RunSettings) -> list[str]:
     """The task body, in a Ray worker: set the process up once, run the case or pack, return the JSON lines."""
-    return task_function(case_fn)(task, seed, target, keep_dir, canary, run_id)
+    return task_runner(case_fn)(task, settings)
 
 
-def run_on_cluster(configs: Iterable[ConvConfig], seed: int, target: str, address: str, jobs: int,
-                   on_result: Callable[[CaseResult], None], case_fn: str, canary: str = "", run_id: str = "",
-                   time_limit: float | None = None, keep_dir: str | None = None, pack: int = 1) -> None:
+def run_on_cluster(configs: Iterable[ConvConfig], settings: RunSettings, address: str, jobs: int,
+                   on_result: Callable[[CaseResult], None], case_fn: str, time_limit: float | None = None,
+                   pack: int = 1) -> None:
     """Run every config on the cluster at `address`, a pack of up to `pack` cases a task (harness.schedule.packing);
-    call `on_result` as each case finishes. A failing case's artifacts are kept under `keep_dir` on the node
-    that ran it."""
+    call `on_result` as each case finishes. A failing case's artifacts are kept under the settings' keep_dir on
+    the node that ran it."""
     from harness.schedule.packing import form_packs
 
     ray = _ray()
@@ -66,18 +66,18 @@ def run_on_cluster(configs: Iterable[ConvConfig], seed: int, target: str, addres
                  log_to_driver=False, configure_logging=False)
     remote = ray.remote(num_cpus=1, max_retries=0)(_run_task)
 
-    def lost(task: tuple[str, ...], reason: str, error_type: str) -> None:
-        lose_task(task, pending, on_result, seed, target, run_id, canary, reason, error_type)
+    def lost(task: Task, reason: str, error_type: str) -> None:
+        lose_task(task, pending, on_result, settings, reason, error_type)
 
     slots = jobs if address == "local" else max(1, int(ray.cluster_resources().get("CPU", jobs)))
-    pending = deque(tuple(c.descriptor for c in t) for t in form_packs(list(configs), target, pack))
+    pending = deque(Task(tuple(c.descriptor for c in t)) for t in form_packs(list(configs), settings.target, pack))
     running: dict = {}  # ref -> (task, when submitted): never more than the cluster has CPUs, so a task's
     # clock starts when it can start, not while it waits behind others
     try:
         while pending or running:
             while pending and len(running) < slots:
                 task = pending.popleft()
-                running[remote.remote(case_fn, task, seed, target, canary, run_id, keep_dir)] = (task, time.monotonic())
+                running[remote.remote(case_fn, task, settings)] = (task, time.monotonic())
             done, _ = ray.wait(list(running), num_returns=1, timeout=1.0)
             for ref in done:
                 task, _ = running.pop(ref)

@@ -22,18 +22,26 @@ import json
 import multiprocessing as mp
 import os
 import time
-from dataclasses import dataclass, field
 from collections import deque
+from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 from typing import Callable, Iterable
 
 from harness.config import ConvConfig
 from harness.policy.targets import get_target
 from harness.results.case_result import CaseResult, Outcome
+from harness.run.settings import RunSettings
 
-
-DEFAULT_CASE_FN = "harness.run.execute:run_case"
+DEFAULT_CASE_FN = "harness.run.execute:run_configured"
 PACK_FN_MODULE = "harness.run.packed"  # its run_pack runs a task of more than one case
+
+
+@dataclass(frozen=True)
+class Task:
+    """What a worker runs at once: one case, or a pack of them; with its own fault, for a mutation campaign."""
+
+    descriptors: tuple[str, ...]
+    canary: str = ""
 
 
 @dataclass
@@ -66,66 +74,58 @@ def rss_bytes() -> int:
         return 0
 
 
-def case_function(case_fn: str) -> Callable:
-    """The per-case function named "module:function", its module's `setup_process` run first (once a process)."""
+def lost_case(descriptor: str, settings: RunSettings, reason: str, error_type: str) -> CaseResult:
+    """The result of a case whose worker gave none (it died, hung or was lost): a runner_error saying why."""
+    return CaseResult(descriptor, settings.seed, Outcome.RUNNER_ERROR, reason=reason, target=settings.target,
+                      runner=get_target(settings.target).runner, run_id=settings.run_id, canary=settings.canary,
+                      error_type=error_type)
+
+
+def lose_task(task: Task, pending: deque, on_result: Callable[[CaseResult], None], settings: RunSettings,
+              reason: str, error_type: str) -> None:
+    """A task that gave no result: a pack's cases are queued again, alone, next; a lone case is a runner_error."""
+    if len(task.descriptors) > 1:
+        pending.extendleft(Task((d,), task.canary) for d in reversed(task.descriptors))
+    else:
+        on_result(lost_case(task.descriptors[0], settings.with_canary(task.canary), reason, error_type))
+
+
+@functools.lru_cache(maxsize=None)
+def task_runner(case_fn: str) -> Callable[[Task, RunSettings], list[str]]:
+    """Runs one task in this process: a pack through the case function's module's `run_pack`
+    (harness.run.packed), a single case through the case function (`harness.run.settings.CaseFunction`);
+    returns the results' JSON lines. The module's `setup_process` runs first, once."""
     import importlib
+
+    from harness.config import parse_descriptor
 
     module_name, function = case_fn.split(":")
     module = importlib.import_module(module_name)
     if hasattr(module, "setup_process"):
         module.setup_process()
-    return getattr(module, function)
+    run_case = getattr(module, function)
+    run_pack = getattr(module, "run_pack", None)  # a stand-in case function packs its own way, or not
 
-
-def lost_case(descriptor: str, seed: int, target: str, run_id: str, canary: str, reason: str,
-              error_type: str) -> CaseResult:
-    """The result of a case whose worker gave none (it died, hung or was lost): a runner_error saying why."""
-    return CaseResult(descriptor, seed, Outcome.RUNNER_ERROR, reason=reason, target=target,
-                      runner=get_target(target).runner, run_id=run_id, canary=canary, error_type=error_type)
-
-
-def lose_task(task: tuple[str, ...], pending, on_result: Callable[[CaseResult], None], seed: int, target: str,
-              run_id: str, canary: str, reason: str, error_type: str) -> None:
-    """A task that gave no result: a pack's cases are queued again, alone, next; a lone case is a runner_error."""
-    if len(task) > 1:
-        pending.extendleft((d,) for d in reversed(task))
-    else:
-        on_result(lost_case(task[0], seed, target, run_id, canary, reason, error_type))
-
-
-@functools.lru_cache(maxsize=None)
-def task_function(case_fn: str) -> Callable:
-    """Runs one task (a tuple of descriptors): a pack through the case function's module's `run_pack`
-    (harness.run.packed), a single case through the case function; returns the results' JSON lines."""
-    import importlib
-
-    from harness.config import parse_descriptor
-
-    run_case = case_function(case_fn)
-    module = importlib.import_module(case_fn.split(":")[0])  # a stand-in case function packs its own way, or not
-    run_pack = getattr(module, "run_pack", None)
-
-    def run_task(task: tuple[str, ...], seed: int, target: str, keep_dir: str | None, canary: str,
-                 run_id: str) -> list[str]:
+    def run_task(task: Task, settings: RunSettings) -> list[str]:
         nonlocal run_pack
-        configs = [parse_descriptor(d) for d in task]
-        kwargs = dict(keep_dir=keep_dir, canary=canary, run_id=run_id)
+        configs = [parse_descriptor(d) for d in task.descriptors]
+        settings = settings.with_canary(task.canary)
         if len(configs) == 1:
-            return [run_case(configs[0], seed, target, **kwargs).to_json()]
+            return [run_case(configs[0], settings).to_json()]
         if run_pack is None and case_fn == DEFAULT_CASE_FN:  # imported with the first pack, not before
             run_pack = importlib.import_module(PACK_FN_MODULE).run_pack
         if run_pack is None:
-            return [run_case(c, seed, target, **kwargs).to_json() for c in configs]
-        return [r.to_json() for r in run_pack(configs, seed, target, **kwargs)]
+            return [run_case(c, settings).to_json() for c in configs]
+        return [r.to_json() for r in run_pack(configs, settings)]
 
     return run_task
 
 
-def _worker_main(conn, case_fn: str, seed: int, target: str, keep_dir: str | None, canary: str, run_id: str) -> None:
+def _worker_main(conn, case_fn: str, settings: RunSettings) -> None:
     from harness.blame import BackendImportError, backend_import_error
 
     try:
-        run_task = task_function(case_fn)
+        run_task = task_runner(case_fn)
     except (BackendImportError, ImportError) as e:  # no case can run here: the parent stops the run with this line
         found = e if isinstance(e, BackendImportError) else backend_import_error(e)
         if found is None:
@@ -134,21 +134,20 @@ def _worker_main(conn, case_fn: str, seed: int, target: str, keep_dir: str | Non
         return
     conn.send(("ready", rss_bytes()))
     while True:
-        item = conn.recv()
-        if item is None:
+        task = conn.recv()
+        if task is None:
             return
-        task_canary, task = item
-        conn.send(("result", (run_task(task, seed, target, keep_dir, task_canary or canary, run_id), rss_bytes())))
+        conn.send(("result", (run_task(task, settings), rss_bytes())))
 
 
 class _Worker:
-    def __init__(self, ctx, args: tuple):
+    def __init__(self, ctx, case_fn: str, settings: RunSettings):
         self.born = time.monotonic()  # before start(): the first start also waits for the fork server's preload
         self.conn, child = ctx.Pipe()
-        self.process = ctx.Process(target=_worker_main, args=(child, *args), daemon=True)
+        self.process = ctx.Process(target=_worker_main, args=(child, case_fn, settings), daemon=True)
         self.process.start()
         child.close()
-        self.task: tuple[str, ...] | None = None
+        self.task: Task | None = None
         self.started = 0.0  # time.monotonic() when the task was sent
         self.ready = False
 
@@ -166,119 +165,144 @@ class _Worker:
             self.process.kill()
 
 
+class WorkerPool:
+    """Worker processes that run tasks from a queue and survive each other's crashes.
+
+    A worker that dies in a task, or runs past `time_limit`, costs that task (`lose_task`) and is replaced;
+    one whose resident memory after a task is above `recycle_rss` is retired and replaced between tasks.
+    """
+
+    def __init__(self, case_fn: str, settings: RunSettings, jobs: int, on_result: Callable[[CaseResult], None],
+                 time_limit: float | None = None, recycle_rss: int | None = None, stats: WorkerStats | None = None,
+                 skip: Callable[[str], bool] | None = None):
+        self.ctx = _context(case_fn)
+        self.case_fn, self.settings, self.jobs, self.on_result = case_fn, settings, jobs, on_result
+        self.time_limit, self.recycle_rss, self.skip = time_limit, recycle_rss, skip
+        self.stats = stats if stats is not None else WorkerStats()
+        self.stats.start_method = self.ctx.get_start_method()
+        self.pending: deque[Task] = deque()
+        self.workers: list[_Worker] = []
+
+    def run(self, tasks: Iterable[Task]) -> None:
+        """Run every task; return when all have a result (or were lost)."""
+        self.pending.extend(tasks)
+        self.workers = [self._new() for _ in range(max(1, min(self.jobs, len(self.pending))))]
+        try:
+            while self.pending or any(w.task for w in self.workers):
+                busy = [w.started + self.time_limit - time.monotonic() for w in self.workers
+                        if w.task and self.time_limit]
+                ready = wait([w.conn for w in self.workers] + [w.process.sentinel for w in self.workers],
+                             timeout=max(0.0, min(busy)) if busy else None)
+                self._expire()
+                for w in list(self.workers):
+                    self._attend(w, ready)
+        finally:
+            for w in self.workers:
+                w.stop()
+
+    def _new(self) -> _Worker:
+        return _Worker(self.ctx, self.case_fn, self.settings)
+
+    def _replace(self, w: _Worker) -> None:
+        self.workers.remove(w)
+        if self.pending:
+            self.workers.append(self._new())
+
+    def _lose(self, task: Task, reason: str, error_type: str) -> None:
+        alone: deque[Task] = deque()
+        lose_task(task, alone, self.on_result, self.settings, reason, error_type)
+        self.pending.extendleft(reversed(alone))
+
+    def _next(self) -> Task | None:
+        while self.pending:
+            task = self.pending.popleft()
+            if not (self.skip and task.canary and self.skip(task.canary)):
+                return task
+        return None
+
+    def _expire(self) -> None:
+        """Kill and replace each worker past the time limit; its task is lost as a timeout."""
+        for w in [w for w in self.workers if w.task and self.time_limit
+                  and time.monotonic() - w.started > self.time_limit]:
+            w.process.kill()
+            w.process.join(timeout=5)
+            self._lose(w.task, f"timeout: no result after {self.time_limit:g} s (the tier's limit, "
+                               "harness/policy/limits.py); its worker was replaced. Run it alone with "
+                               "`python -m harness run` to see where it hangs", "Timeout")
+            self._replace(w)
+
+    def _attend(self, w: _Worker, ready: list) -> None:
+        """Take what worker `w` sent (ready, a result, or that it cannot run anything), give it the next task,
+        and replace it if it died or grew past the recycle limit."""
+        if w.conn in ready:
+            try:
+                kind, payload = w.conn.recv()
+            except (EOFError, OSError):
+                kind, payload = "dead", None
+            if kind == "unusable":
+                from harness.blame import BackendImportError
+
+                raise BackendImportError(payload)
+            if kind == "ready":
+                w.ready = True
+                self.stats.startup_s.append(round(time.monotonic() - w.born, 3))
+            if kind == "result":
+                lines, rss = payload
+                for line in lines:
+                    self.on_result(CaseResult.from_dict(json.loads(line)))
+                self.stats.rss_after_case.append(rss)
+                w.task = None
+                if self.recycle_rss and rss > self.recycle_rss:  # retire it now, between two cases
+                    self.stats.recycled += 1
+                    w.stop()
+                    self._replace(w)
+                    return
+            if kind in ("ready", "result") and self.pending:
+                self._dispatch(w)
+            if kind != "dead":
+                return
+        if not w.process.is_alive() or w.process.sentinel in ready:
+            w.process.join(timeout=1)
+            if not w.ready:
+                raise RuntimeError(f"a worker process failed to start (exit code {w.process.exitcode})")
+            if w.task is not None:
+                self._lose(w.task, f"worker process died (exit code {w.process.exitcode}) while running this "
+                                   "case; run it alone with `python -m harness run` to see the stage", "WorkerDied")
+            self._replace(w)
+
+    def _dispatch(self, w: _Worker) -> None:
+        w.task, w.started = self._next(), time.monotonic()
+        try:
+            if w.task is not None:
+                w.conn.send(w.task)
+        except OSError:  # died between two cases: retry elsewhere
+            self.pending.appendleft(w.task)
+            w.task = None
+
+
 def run_parallel(
     configs: Iterable[ConvConfig],
-    seed: int,
-    target: str,
+    settings: RunSettings,
     jobs: int,
     on_result: Callable[[CaseResult], None],
-    keep_dir: str | None = None,
     case_fn: str = DEFAULT_CASE_FN,
-    canary: str = "",
-    run_id: str = "",
     time_limit: float | None = None,
     recycle_rss: int | None = None,
     stats: WorkerStats | None = None,
     pack: int = 1,
-    tasks: Iterable[tuple[str, tuple[ConvConfig, ...]]] | None = None,
+    tasks: Iterable[Task] | None = None,
     skip: Callable[[str], bool] | None = None,
 ) -> None:
-    """Run every config on `jobs` workers; call `on_result` as each finishes.
+    """Run every config on `jobs` workers (`WorkerPool`); call `on_result` as each finishes.
 
-    `case_fn` ("module:function") is the per-case function, `run_case` unless
-    a test substitutes one; a `setup_process` in its module runs once per worker.
-    `time_limit`: seconds a case may run (None: no limit); `recycle_rss`: bytes of resident memory after a case
-    above which its worker is replaced (None: never); `stats` collects the workers' costs.
-    `pack`: the most cases lowered as one program (harness.schedule.packing; 1: every case alone). A pack
-    whose worker dies or hangs costs no case: each of its cases is queued again, alone.
-    `tasks` (instead of `configs`): (canary, pack) pairs, each pack run with its own fault injected, so one
-    set of workers serves many canaries or mutants; a pending task whose canary `skip` names is dropped.
+    `case_fn` ("module:function") is the per-case function (`harness.run.settings.CaseFunction`),
+    `run_configured` unless a test substitutes one. `pack`: the most cases lowered as one program
+    (harness.schedule.packing; 1: every case alone); a pack whose worker dies or hangs costs no case: each of
+    its cases is queued again, alone. `tasks` (instead of `configs`): each with its own fault, so one set of
+    workers serves many canaries or mutants; a pending task whose canary `skip` names is dropped.
     """
-    ctx = _context(case_fn)
-    stats = stats if stats is not None else WorkerStats()
-    stats.start_method = ctx.get_start_method()
     from harness.schedule.packing import form_packs
 
     if tasks is None:
-        tasks = (("", t) for t in form_packs(list(configs), target, pack))
-    pending = deque((c, tuple(x.descriptor for x in t)) for c, t in tasks)
-    args = (case_fn, seed, target, keep_dir, canary, run_id)
-    workers = [_Worker(ctx, args) for _ in range(max(1, min(jobs, len(pending))))]
-
-    def lost(item: tuple[str, tuple[str, ...]], reason: str, error_type: str) -> None:
-        task_canary, task = item
-        alone = deque()
-        lose_task(task, alone, on_result, seed, target, run_id, task_canary or canary, reason, error_type)
-        pending.extendleft((task_canary, t) for t in reversed(alone))
-
-    def next_task() -> tuple[str, tuple[str, ...]] | None:
-        while pending:
-            item = pending.popleft()
-            if not (skip and item[0] and skip(item[0])):
-                return item
-        return None
-
-    try:
-        while pending or any(w.task for w in workers):
-            busy = [w.started + time_limit - time.monotonic() for w in workers if w.task and time_limit]
-            ready = wait([w.conn for w in workers] + [w.process.sentinel for w in workers],
-                         timeout=max(0.0, min(busy)) if busy else None)
-            for w in [w for w in workers if w.task and time_limit and time.monotonic() - w.started > time_limit]:
-                w.process.kill()
-                w.process.join(timeout=5)
-                lost(w.task, f"timeout: no result after {time_limit:g} s (the tier's limit, "
-                               "harness/policy/limits.py); its worker was replaced. Run it alone with "
-                               "`python -m harness run` to see where it hangs", "Timeout")
-                workers.remove(w)
-                if pending:
-                    workers.append(_Worker(ctx, args))
-            for w in list(workers):
-                if w.conn in ready:
-                    try:
-                        kind, payload = w.conn.recv()
-                    except (EOFError, OSError):
-                        kind, payload = "dead", None
-                    if kind == "unusable":
-                        from harness.blame import BackendImportError
-
-                        raise BackendImportError(payload)
-                    if kind == "ready":
-                        w.ready = True
-                        stats.startup_s.append(round(time.monotonic() - w.born, 3))
-                    if kind == "result":
-                        lines, rss = payload
-                        for line in lines:
-                            on_result(CaseResult.from_dict(json.loads(line)))
-                        stats.rss_after_case.append(rss)
-                        w.task = None
-                        if recycle_rss and rss > recycle_rss:  # retire it now, between two cases
-                            stats.recycled += 1
-                            w.stop()
-                            workers.remove(w)
-                            if pending:
-                                workers.append(_Worker(ctx, args))
-                            continue
-                    if kind in ("ready", "result") and pending:
-                        w.task, w.started = next_task(), time.monotonic()
-                        try:
-                            if w.task is not None:
-                                w.conn.send(w.task)
-                        except OSError:  # died between two cases: retry elsewhere
-                            pending.appendleft(w.task)
-                            w.task = None
-                    if kind != "dead":
-                        continue
-                if not w.process.is_alive() or w.process.sentinel in ready:
-                    w.process.join(timeout=1)
-                    if not w.ready:
-                        raise RuntimeError(f"a worker process failed to start (exit code {w.process.exitcode})")
-                    if w.task is not None:
-                        lost(w.task, f"worker process died (exit code {w.process.exitcode}) while running "
-                                       "this case; run it alone with `python -m harness run` to see the stage",
-                                       "WorkerDied")
-                    workers.remove(w)
-                    if pending:
-                        workers.append(_Worker(ctx, args))
-    finally:
-        for w in workers:
-            w.stop()
+        tasks = [Task(tuple(c.descriptor for c in t)) for t in form_packs(list(configs), settings.target, pack)]
+    WorkerPool(case_fn, settings, jobs, on_result, time_limit, recycle_rss, stats, skip).run(tasks)

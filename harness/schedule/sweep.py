@@ -24,6 +24,7 @@ from harness.policy.packing import PACK_SIZE
 from harness.policy.targets import get_target
 from harness.results.case_result import CaseResult, new_run_id, versions
 from harness.results.store import ResultWriter, ordered, read_results, write_results
+from harness.run.settings import RunSettings
 from harness.schedule.parallel import DEFAULT_CASE_FN, run_parallel
 from harness.schedule.resume import Earlier, earlier_results, nothing_to_resume
 
@@ -124,17 +125,16 @@ def run_sweep(req: SweepRequest, on_result: Callable[[CaseResult], None] | None 
             if on_result:
                 on_result(r)
 
-        keep_dir, limit = str(results_path.parent / "artifacts"), req.time_limit or case_time_limit(req.tier)
+        settings = RunSettings(req.seed, req.target, str(results_path.parent / "artifacts"), req.canary, run.run_id)
+        limit = req.time_limit or case_time_limit(req.tier)
         try:
             if req.cluster:
                 from harness.schedule.cluster import run_on_cluster
 
-                run_on_cluster(todo, req.seed, req.target, req.cluster, req.jobs, record, req.case_fn, req.canary,
-                               run.run_id, limit, keep_dir, req.pack)
+                run_on_cluster(todo, settings, req.cluster, req.jobs, record, req.case_fn, limit, req.pack)
             else:
-                run_parallel(todo, req.seed, req.target, req.jobs, record, keep_dir=keep_dir, case_fn=req.case_fn,
-                             canary=req.canary, run_id=run.run_id, time_limit=limit, recycle_rss=WORKER_RECYCLE_RSS,
-                             pack=req.pack)
+                run_parallel(todo, settings, req.jobs, record, case_fn=req.case_fn, time_limit=limit,
+                             recycle_rss=WORKER_RECYCLE_RSS, pack=req.pack)
         except KeyboardInterrupt:
             interrupted = True
         except BackendImportError:  # no worker could import ExecuTorch: nothing ran, nothing is recorded
