@@ -9,7 +9,7 @@ from harness.results.case_result import CaseResult, Outcome
 
 
 def run_case(config, settings) -> CaseResult:
-    seed, target, canary, run_id = settings.seed, settings.target, settings.canary, settings.run_id
+    seed, target, run_id = settings.seed, settings.target, settings.run_id
     if config.in_channels == 3:
         os._exit(3)  # as a segfault in native code would end the worker
     return CaseResult(config.descriptor, seed, Outcome.PASS, target=target, run_id=run_id)

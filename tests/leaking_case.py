@@ -9,7 +9,7 @@ _LEAK: list[bytearray] = []
 
 
 def run_case(config, settings) -> CaseResult:
-    seed, target, canary, run_id = settings.seed, settings.target, settings.canary, settings.run_id
+    seed, target, run_id = settings.seed, settings.target, settings.run_id
     _LEAK.append(bytearray(64 << 20))
     for i in range(0, len(_LEAK[-1]), 4096):  # touch every page: resident, not just reserved
         _LEAK[-1][i] = 1

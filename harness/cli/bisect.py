@@ -9,6 +9,7 @@ import json
 from harness.cli.common import EXIT_FAIL, EXIT_OK
 from harness.config import ConfigError, parse_descriptor
 from harness.policy.targets import check_case, get_target
+from harness.cli import options
 
 
 def _checked(args):
@@ -228,3 +229,67 @@ def cmd_model(args) -> int:
     if not report.whole.get("ok"):
         print(_whole_line(report.whole))
     return EXIT_FAIL if bad else EXIT_OK
+
+
+def add_parsers(sub) -> dict:
+    """This module's verbs on the command line's subparsers; verb -> its command. Long because it declares the
+    options of four verbs (bisect's three ways among them), one line each, and does nothing else."""
+    bi = sub.add_parser("bisect", help="find what makes a case wrong: which pass, release or commit")
+    how = bi.add_subparsers(dest="how", required=True, metavar="{passes,versions,commits}")
+    bp = how.add_parser("passes", help="judge the delegate's graph after every pass; name the first that departs")
+    options.case(bp)
+    bp.add_argument("--captured", default="", metavar="FILE", help="a `dscaptured` case's tensors (written by `model`)")
+    bp.add_argument("--json", action="store_true", help="print the bisection as one JSON object")
+    options.executorch(bp)
+    bv = how.add_parser("versions", help="the first ExecuTorch release where the case fails (or is fixed)")
+    bv.add_argument("descriptor", help="case descriptor")
+    bv.add_argument("--good", required=True, metavar="V", help="a release where the case passes")
+    bv.add_argument("--bad", required=True, metavar="V", help="a release where it fails")
+    bv.add_argument("--seed", type=int, default=0, help="data seed (default: 0)")
+    options.target(bv)
+    bv.add_argument("--cache", metavar="DIR", help="overlay cache (default: $HARNESS_CACHE/overlays or "
+                    "~/.cache/conv-harness/overlays)")
+    bv.add_argument("--json", action="store_true", help="print the bisection as one JSON object")
+    bc = how.add_parser("commits", help="the first commit of an ExecuTorch checkout whose Arm backend fails the case")
+    bc.add_argument("descriptor", help="case descriptor")
+    bc.add_argument("--repo", required=True, metavar="PATH", help="an ExecuTorch git checkout")
+    bc.add_argument("--good", required=True, metavar="REV", help="a commit where the case passes")
+    bc.add_argument("--bad", required=True, metavar="REV", help="a commit where it fails")
+    bc.add_argument("--seed", type=int, default=0, help="data seed (default: 0)")
+    options.target(bc)
+    bc.add_argument("--json", action="store_true", help="print the bisection as one JSON object")
+    step = how.add_parser("commit-step")  # what `git bisect run` calls at each commit (internal)
+    step.add_argument("descriptor")
+    step.add_argument("--seed", type=int, default=0)
+    options.target(step)
+    step.add_argument("--signature", required=True)
+    step.add_argument("--scratch", required=True)
+
+    sh = sub.add_parser("shrink", help="reduce a failing case to the smallest config that fails the same way")
+    options.case(sh)
+    sh.add_argument("--captured", default="", metavar="FILE", help="a `dscaptured` case's tensors (written by `model`)")
+    sh.add_argument("--max-runs", type=int, default=60, metavar="N", help="case runs allowed, the first included "
+                    "(default: 60)")
+    sh.add_argument("--json", action="store_true", help="print the result as one JSON object, no progress")
+    options.executorch(sh)
+
+    rr = sub.add_parser("repro", help="write a standalone script (torch, executorch, numpy) that reproduces a case")
+    rr.add_argument("descriptor", help="case descriptor (static, no cx cond)")
+    rr.add_argument("--seed", type=int, default=0, help="data seed (default: 0)")
+    options.target(rr)
+    rr.add_argument("--out", required=True, help="the script's path (.py); the model and data files go beside it")
+    options.executorch(rr)
+
+    md = sub.add_parser("model", help="lower a whole network, then run every conv layer of it as a case")
+    md.add_argument("model", help="MODULE:FACTORY or FILE.py:FACTORY, e.g. harness.networks.resnet:resnet18")
+    md.add_argument("--scheme", default="a8w8", help="scheme (default: a8w8)")
+    md.add_argument("--input", help="input shape, e.g. 1x3x224x224 (default: the model's example_input_shape)")
+    md.add_argument("--samples", type=int, default=4, help="calibration inputs, drawn with --seed (default: 4)")
+    md.add_argument("--seed", type=int, default=0, help="seed of the weights' initialization and the inputs")
+    md.add_argument("--recalibrate-bn", action="store_true", help="recompute the batch norms' running statistics "
+                    "on the calibration inputs first (a randomly initialized model; ours ask for it themselves)")
+    options.target(md)
+    md.add_argument("--out", help="results, report and captured data (default: reports/model-<factory>-<scheme>)")
+    md.add_argument("--json", action="store_true", help="print the report as one JSON object, no progress")
+    options.executorch(md)
+    return {"bisect": cmd_bisect, "shrink": cmd_shrink, "repro": cmd_repro, "model": cmd_model}

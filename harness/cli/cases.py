@@ -8,6 +8,7 @@ import sys
 from harness.cli.common import EXIT_FAIL, EXIT_OK
 from harness.config import parse_descriptor
 from harness.policy.targets import check_case, get_target
+from harness.cli import options
 
 LIST_FIELDS = (
     "rank", "transposed", "groups", "in_channels", "out_channels", "kernel", "stride", "padding",
@@ -148,3 +149,27 @@ def cmd_canaries(args) -> int:
     for c in CANARIES.values():
         print(f"{c.name:24s} {c.branch}: {c.fault}")
     return EXIT_OK
+
+
+def add_parsers(sub) -> dict:
+    """This module's verbs on the command line's subparsers; verb -> its command."""
+    ls = sub.add_parser("list", help="print the cases of a sweep, one descriptor per line")
+    options.selection(ls)
+    options.target(ls)
+    ls.add_argument("--json", action="store_true", help="one JSON object per line with the config fields")
+    ls.add_argument("--stats", action="store_true", help="counts per rank, expected TOSA op, scheme, context, data set, dynamic dims")
+    ls.add_argument("--classes", action="store_true", help="the structural classes the cases cover "
+                    "(harness/tiers/classes.py), with counts, and the values each fact takes")
+
+    run = sub.add_parser("run", help="run one case and print its outcome, metrics and TOSA ops")
+    run.add_argument("descriptor", help="case descriptor, e.g. conv2d_ic8_oc16_i32x32_k3x3_s2_p1_qa8w8")
+    run.add_argument("--seed", type=int, default=0, help="data seed (default: 0)")
+    options.target(run)
+    run.add_argument("--json", action="store_true", help="print the result as one JSON line")
+    run.add_argument("--keep", metavar="DIR", help="save inputs, outputs and flatbuffer here if it fails")
+    run.add_argument("--canary", default="", metavar="NAME", help="inject this fault into the backend (see `canaries`)")
+    run.add_argument("--captured", default="", metavar="FILE", help="a `dscaptured` case's tensors (written by `model`)")
+    options.executorch(run)
+
+    sub.add_parser("canaries", help="list the canary faults that prove the harness can fail")
+    return {"list": cmd_list, "run": cmd_run, "canaries": cmd_canaries}

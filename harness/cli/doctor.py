@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 
 from harness.cli.common import EXIT_OK
+from harness.cli import options
 
 
 def facts() -> dict:
@@ -63,3 +64,12 @@ def cmd_doctor(args) -> int:
     for name, t in found["targets"].items():
         print(f"  {name:22s} {t['runner']:9s} {'ready' if t['available'] else 'skipped: ' + t['why']}")
     return EXIT_OK
+
+
+def add_parsers(sub) -> dict:
+    """This module's verbs on the command line's subparsers; verb -> its command."""
+    dr = sub.add_parser("doctor", help="what this environment runs: versions, the ExecuTorch in use, which speed-ups "
+                        "are on and why not, which runners and tools are there")
+    options.executorch(dr)
+    dr.add_argument("--json", action="store_true", help="print it as one JSON object")
+    return {"doctor": cmd_doctor}

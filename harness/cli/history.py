@@ -9,6 +9,7 @@ from pathlib import Path
 from harness.cli.common import EXIT_FAIL, EXIT_OK
 from harness.history.db import History, HistoryError, RunInfo
 from harness.results.case_result import CaseResult
+from harness.cli import options
 
 
 def cmd_runs(args) -> int:
@@ -94,3 +95,30 @@ def cmd_report(args) -> int:
         page = write_report(history, run, results, out, d, trend=args.trend)
     print(f"report: {page}\njunit:  {out / 'junit.xml'}")
     return EXIT_OK
+
+
+def add_parsers(sub) -> dict:
+    """This module's verbs on the command line's subparsers; verb -> its command."""
+    runs = sub.add_parser("runs", help="list the recorded runs, newest first")
+    runs.add_argument("--limit", type=int, default=20, help="at most this many (default: 20; 0: all)")
+    runs.add_argument("--json", action="store_true", help="one JSON object per run")
+    options.db(runs)
+
+    imp = sub.add_parser("import", help="record a results file (JSONL) as a run in the history")
+    imp.add_argument("results", help="a results file")
+    imp.add_argument("--tier", default="imported", help="the tier it ran (default: imported)")
+    options.db(imp)
+
+    df = sub.add_parser("diff", help="what changed between two runs; exit 1 on a regression")
+    df.add_argument("base", help="run id, last, last-green, or a results file")
+    df.add_argument("new", help="run id, last, last-green, or a results file")
+    df.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    options.db(df)
+
+    rp = sub.add_parser("report", help="write the HTML report and JUnit XML of a run")
+    rp.add_argument("run", nargs="?", default="last", help="run id, last, last-green, or a results file (default: last)")
+    rp.add_argument("--out", default=None, help="output directory (default: reports/report-<run id>)")
+    rp.add_argument("--baseline", default="last-green", help="run to diff against (default: last-green; 'none': no diff)")
+    rp.add_argument("--trend", type=int, default=30, help="runs in the trend plots (default: 30)")
+    options.db(rp)
+    return {"runs": cmd_runs, "import": cmd_import, "diff": cmd_diff, "report": cmd_report}

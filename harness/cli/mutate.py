@@ -8,7 +8,8 @@ from harness.cli.common import EXIT_FAIL, EXIT_OK
 from harness.config import ConfigError
 
 
-def add_parser(sub) -> None:
+def add_parsers(sub) -> dict:
+    """The `mutate` verb; verb -> its command."""
     mu = sub.add_parser("mutate", help="mutation testing: how many mutants of the conv lowering a tier kills")
     mu.add_argument("--sweep", default="smoke", help="the tier that hunts the mutants (default: smoke)")
     mu.add_argument("--target", action="append", default=[], metavar="NAME",
@@ -37,6 +38,7 @@ def add_parser(sub) -> None:
                     help="do not run the mutants harness/policy/mutation_equivalents.toml lists (kept as listed), "
                          "except an 'unreachable' one that a case of this tier reaches")
     mu.add_argument("--out", default="reports/mutate", help="mutation.json, mutation.md and the trace go here")
+    return {"mutate": cmd_mutate}
 
 
 def cmd_mutate(args) -> int:

@@ -56,3 +56,16 @@ def _reclassified(results) -> int:
     for label, n in red:
         print(f"  {label} {n.outcome.value}: {n.descriptor}: {(n.stale or n.reason)[:200]}")
     return EXIT_FAIL if red else EXIT_OK
+
+
+def add_parsers(sub) -> dict:
+    """This module's verbs on the command line's subparsers; verb -> its command."""
+    rg = sub.add_parser("registry", help="each known issue against stored results: the cases it covers, the worst "
+                        "of them, the bounds the policy gives, and what falls outside its signature (exit 1)")
+    rg.add_argument("results", nargs="+", help="results files (JSONL), e.g. one per release")
+    rg.add_argument("--json", action="store_true", help="one JSON array")
+    rg.add_argument("--any-release", action="store_true", help="as if every entry held on every release: does an "
+                    "entry's signature also explain what another release does?")
+    rg.add_argument("--reclassify", action="store_true", help="judge the stored results again by today's registry "
+                    "and rejections (each on the ExecuTorch it ran on) without running anything: what is not green")
+    return {"registry": cmd_registry}

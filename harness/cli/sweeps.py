@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
+
 import sys
 from collections import Counter
 from pathlib import Path
 
 from harness.cli.common import EXIT_FAIL, EXIT_OK, history_of
 from harness.results.case_result import CaseResult
+from harness.cli import options
 
 
 def _progress(total: int, enabled: bool):
@@ -137,3 +140,37 @@ def cmd_merge(args) -> int:
     else:
         print(f"gaps: {len(report.gaps)}" + "".join(f"\n  missing: {d}" for d in report.gaps[:50]))
     return EXIT_OK if not report.duplicates and not report.gaps else EXIT_FAIL
+
+
+def add_parsers(sub) -> dict:
+    """This module's verbs on the command line's subparsers; verb -> its command."""
+    sw = sub.add_parser("sweep", help="run a sweep in parallel workers; record it, write results and a summary")
+    options.selection(sw)
+    options.target(sw)
+    sw.add_argument("--results", help="JSONL results path (default: reports/<sweep>/results.jsonl)")
+    sw.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1, help="worker processes (default: CPU count)")
+    sw.add_argument("--no-progress", action="store_true", help="no progress bar")
+    sw.add_argument("--canary", default="", metavar="NAME", help="inject this fault into the backend in every worker")
+    options.executorch(sw)
+    options.time_limit(sw)
+    options.db(sw, records=True)
+
+    ng = sub.add_parser("nightly", help="the nightly job: sweep, record, report, JUnit, diff against last-green")
+    options.selection(ng, tier="nightly")
+    options.target(ng)
+    ng.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1, help="worker processes (default: CPU count)")
+    ng.add_argument("--out", default="reports/nightly", help="results, report and JUnit directory (default: reports/nightly)")
+    ng.add_argument("--no-progress", action="store_true", help="no progress bar")
+    options.executorch(ng)
+    options.time_limit(ng)
+    options.db(ng)
+
+    mg = sub.add_parser("merge", help="join shard results into one run; refuse mixed versions or seeds")
+    mg.add_argument("parts", nargs="+", help="the shards' results files")
+    mg.add_argument("--out", required=True, help="the merged results file")
+    mg.add_argument("--sweep", help="the tier the shards split, to report gaps (with --random/--seed/--filter as run)")
+    mg.add_argument("--random", type=int, default=0, metavar="N")
+    mg.add_argument("--seed", type=int, default=None, help="the selection's seed (default: the results' seed)")
+    mg.add_argument("--filter", metavar="REGEX")
+    options.db(mg, records=True)
+    return {"sweep": cmd_sweep, "nightly": cmd_nightly, "merge": cmd_merge}

@@ -51,20 +51,7 @@ def _numerics_table(results: list[CaseResult]) -> list[str]:
             "|---|---|---|---|---|", *rows, "", *unfloored, *([""] if unfloored else [])]
 
 
-def summarize(results: list[CaseResult], title: str = "Conv numerics sweep") -> str:
-    """Markdown: totals, op x scheme table, numbers, failures by signature with repro, explained cases, timings."""
-    lines = [f"# {title}", ""]
-    if not results:
-        return "\n".join(lines + ["No results."]) + "\n"
-    v = results[0].versions
-    lines.append("Versions: " + ", ".join(f"{k} {v[k]}" for k in sorted(v)) + f"; seed {results[0].seed}.")
-    lines.append("")
-    counts = outcome_counts(results)
-    green = sum(r.green for r in results)
-    lines.append(f"**{len(results)} cases: {green} green, {len(results) - green} not.** "
-                 + ", ".join(f"{n} {k}" for k, n in counts.items()))
-    lines.append("")
-
+def _op_scheme_table(results: list[CaseResult]) -> list[str]:
     table: dict[tuple[str, str], Counter] = defaultdict(Counter)
     schemes: list[str] = []
     for r in results:
@@ -72,53 +59,72 @@ def summarize(results: list[CaseResult], title: str = "Conv numerics sweep") -> 
         if scheme not in schemes:
             schemes.append(scheme)
         table[(op_of(r), scheme)][r.outcome.value] += 1
-    lines.append("| conv op | " + " | ".join(schemes) + " |")
-    lines.append("|---|" + "---|" * len(schemes))
+    lines = ["| conv op | " + " | ".join(schemes) + " |", "|---|" + "---|" * len(schemes)]
     for op in sorted({op for op, _ in table}):
         cells = [", ".join(f"{n} {k}" for k, n in sorted(table[(op, s)].items())) if (op, s) in table else ""
                  for s in schemes]
         lines.append(f"| {op} | " + " | ".join(cells) + " |")
-    lines.append("")
+    return lines + [""]
 
-    lines += _numerics_table(results)
-    mistrusted = counts.get("mistrusted", 0)
-    lines.append(f"Mistrusted share: {mistrusted / len(results):.1%} (never counted as passes).")
-    lines.append("")
 
+def _failures(results: list[CaseResult]) -> list[str]:
     failures = groups_by_signature(results)
-    if failures:
-        lines += ["## Not green, by signature", ""]
-        for sig, rs in failures:
-            lines.append(f"### {sig}: {len(rs)} case(s)")
-            for r in rs:
-                lines.append(f"- **{r.outcome.value}** `{r.descriptor}`: {r.stale or r.reason}")
-                for detail in (error_text(r), where_text(r)):
-                    if detail:
-                        lines.append(f"  - {detail}")
-                if "worst" in r.metrics:
-                    lines.append(f"  - worst element {r.metrics['worst']}")
-                lines.append(f"  - repro: `{r.repro}`")
-                if r.artifacts:
-                    lines.append(f"  - artifacts: `{r.artifacts}`")
-            lines.append("")
+    if not failures:
+        return []
+    lines = ["## Not green, by signature", ""]
+    for sig, rs in failures:
+        lines.append(f"### {sig}: {len(rs)} case(s)")
+        for r in rs:
+            lines.append(f"- **{r.outcome.value}** `{r.descriptor}`: {r.stale or r.reason}")
+            lines += [f"  - {detail}" for detail in (error_text(r), where_text(r)) if detail]
+            if "worst" in r.metrics:
+                lines.append(f"  - worst element {r.metrics['worst']}")
+            lines.append(f"  - repro: `{r.repro}`")
+            if r.artifacts:
+                lines.append(f"  - artifacts: `{r.artifacts}`")
+        lines.append("")
+    return lines
+
+
+def _explained(results: list[CaseResult]) -> list[str]:
     explained = [r for r in results if r.green and r.outcome in (Outcome.KNOWN_ISSUE, Outcome.EXPECTED_REJECTION,
                                                                    Outcome.SKIPPED, Outcome.MISTRUSTED)]
-    if explained:
-        lines += ["## Explained (not failures)", ""]
-        groups: dict[tuple[str, str], list[CaseResult]] = defaultdict(list)
-        for r in explained:
-            groups[(r.outcome.value, explanation(r))].append(r)
-        for (outcome, why), rs in groups.items():
-            lines.append(f"- **{outcome}**, {len(rs)} case(s): {why}")
-            for r in rs:
-                actual = f" (actually {r.actual_outcome}: {r.reason})" if r.outcome is Outcome.KNOWN_ISSUE else ""
-                lines.append(f"  - `{r.descriptor}`{actual}")
-        lines.append("")
+    if not explained:
+        return []
+    lines = ["## Explained (not failures)", ""]
+    groups: dict[tuple[str, str], list[CaseResult]] = defaultdict(list)
+    for r in explained:
+        groups[(r.outcome.value, explanation(r))].append(r)
+    for (outcome, why), rs in groups.items():
+        lines.append(f"- **{outcome}**, {len(rs)} case(s): {why}")
+        for r in rs:
+            actual = f" (actually {r.actual_outcome}: {r.reason})" if r.outcome is Outcome.KNOWN_ISSUE else ""
+            lines.append(f"  - `{r.descriptor}`{actual}")
+    return lines + [""]
 
+
+def _timings(results: list[CaseResult]) -> list[str]:
     totals = [r.timings_s.get("total") for r in results if r.timings_s.get("total")]
-    if totals:
-        stages = sorted({k for r in results for k in r.timings_s if k != "total"})
-        med = {s: statistics.median([r.timings_s[s] for r in results if s in r.timings_s]) for s in stages}
-        lines.append(f"Per-case time: median {statistics.median(totals):.3f} s, max {max(totals):.3f} s, "
-                     f"sum {sum(totals):.1f} s; stage medians: " + ", ".join(f"{s} {t:.3f}" for s, t in med.items()))
+    if not totals:
+        return []
+    stages = sorted({k for r in results for k in r.timings_s if k != "total"})
+    med = {s: statistics.median([r.timings_s[s] for r in results if s in r.timings_s]) for s in stages}
+    return [f"Per-case time: median {statistics.median(totals):.3f} s, max {max(totals):.3f} s, "
+            f"sum {sum(totals):.1f} s; stage medians: " + ", ".join(f"{s} {t:.3f}" for s, t in med.items())]
+
+
+def summarize(results: list[CaseResult], title: str = "Conv numerics sweep") -> str:
+    """Markdown: totals, op x scheme table, numbers, failures by signature with repro, explained cases, timings."""
+    lines = [f"# {title}", ""]
+    if not results:
+        return "\n".join(lines + ["No results."]) + "\n"
+    v = results[0].versions
+    counts = outcome_counts(results)
+    green = sum(r.green for r in results)
+    lines += ["Versions: " + ", ".join(f"{k} {v[k]}" for k in sorted(v)) + f"; seed {results[0].seed}.", "",
+              f"**{len(results)} cases: {green} green, {len(results) - green} not.** "
+              + ", ".join(f"{n} {k}" for k, n in counts.items()), ""]
+    lines += _op_scheme_table(results) + _numerics_table(results)
+    lines += [f"Mistrusted share: {counts.get('mistrusted', 0) / len(results):.1%} (never counted as passes).", ""]
+    lines += _failures(results) + _explained(results) + _timings(results)
     return "\n".join(lines) + "\n"

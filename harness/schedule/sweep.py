@@ -89,6 +89,18 @@ def check(req: SweepRequest) -> list:
     return select(req.tier, req.random, req.seed, req.filter, req.shard, req.target)
 
 
+def _dispatch(req: SweepRequest, todo: list, settings: RunSettings, record: Callable[[CaseResult], None]) -> None:
+    """The cases on local workers, or on a Ray cluster."""
+    limit = req.time_limit or case_time_limit(req.tier)
+    if req.cluster:
+        from harness.schedule.cluster import run_on_cluster
+
+        run_on_cluster(todo, settings, req.cluster, req.jobs, record, req.case_fn, limit, req.pack)
+    else:
+        run_parallel(todo, settings, req.jobs, record, case_fn=req.case_fn, time_limit=limit,
+                     recycle_rss=WORKER_RECYCLE_RSS, pack=req.pack)
+
+
 def run_sweep(req: SweepRequest, on_result: Callable[[CaseResult], None] | None = None) -> SweepRun:
     """Run the selected cases; ConfigError (before any work) for a bad request."""
     configs = check(req)
@@ -126,15 +138,8 @@ def run_sweep(req: SweepRequest, on_result: Callable[[CaseResult], None] | None 
                 on_result(r)
 
         settings = RunSettings(req.seed, req.target, str(results_path.parent / "artifacts"), req.canary, run.run_id)
-        limit = req.time_limit or case_time_limit(req.tier)
         try:
-            if req.cluster:
-                from harness.schedule.cluster import run_on_cluster
-
-                run_on_cluster(todo, settings, req.cluster, req.jobs, record, req.case_fn, limit, req.pack)
-            else:
-                run_parallel(todo, settings, req.jobs, record, case_fn=req.case_fn, time_limit=limit,
-                             recycle_rss=WORKER_RECYCLE_RSS, pack=req.pack)
+            _dispatch(req, todo, settings, record)
         except KeyboardInterrupt:
             interrupted = True
         except BackendImportError:  # no worker could import ExecuTorch: nothing ran, nothing is recorded

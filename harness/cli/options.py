@@ -1,0 +1,53 @@
+"""Options several verbs share: the selection of cases, the target, the history, the ExecuTorch, run limits."""
+
+from __future__ import annotations
+
+import argparse
+
+from harness.history.db import DEFAULT_DB
+from harness.policy.packing import PACK_SIZE
+from harness.policy.targets import DEFAULT_TARGET, TARGETS
+
+
+def selection(p: argparse.ArgumentParser, tier: str = "smoke") -> None:
+    p.add_argument("--sweep", default=tier, help=f"tier: smoke, nightly or full, or @FILE: the descriptors a batch "
+                   f"file lists, one per line (default: {tier})")
+    p.add_argument("--random", type=int, default=0, metavar="N", help="append N random cases drawn with --seed")
+    p.add_argument("--seed", type=int, default=0, help="data seed, and seed of --random cases (default: 0)")
+    p.add_argument("--filter", metavar="REGEX", help="only descriptors matching this regex (re.search)")
+    p.add_argument("--shard", metavar="K/N", help="only the K-th of N cost-balanced parts of the selection")
+
+
+def target(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--target", default=DEFAULT_TARGET, help=f"target: {', '.join(TARGETS)} (default: {DEFAULT_TARGET})")
+
+
+def executorch(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--executorch", default="", metavar="SPEC", help="run against another ExecuTorch: a release "
+                   "('1.4.1', installed into a cache beside this one), a source checkout ('PATH': its working tree's "
+                   "backends/arm as it is now; 'PATH@REV': a commit of it) laid over the installed core, or "
+                   "'installed' (default)")
+
+
+def db(p: argparse.ArgumentParser, records: bool = False) -> None:
+    p.add_argument("--db", default=DEFAULT_DB, help=f"run history database (default: {DEFAULT_DB})")
+    if records:
+        p.add_argument("--no-history", action="store_true", help="do not record this run in the history")
+
+
+def case(p: argparse.ArgumentParser) -> None:
+    p.add_argument("descriptor", help="case descriptor, e.g. conv2d_ic8_oc16_i32x32_k3x3_s2_p1_qa8w8")
+    p.add_argument("--seed", type=int, default=0, help="data seed (default: 0)")
+    target(p)
+    p.add_argument("--canary", default="", metavar="NAME", help="inject this fault into the backend (see `canaries`)")
+
+
+def time_limit(p) -> None:
+    p.add_argument("--time-limit", type=float, metavar="S", help="seconds a case may run before it is a timeout "
+                   "and its worker is replaced (default: the tier's, harness/policy/limits.py)")
+    p.add_argument("--cluster", default="", metavar="ADDRESS", help="run the cases as tasks on a Ray cluster: "
+                   "'local' starts one here with -j CPUs; 'auto' or ray://HOST:PORT joins one (extra: cluster)")
+    p.add_argument("--pack", type=int, default=PACK_SIZE, metavar="N", help="lower and run up to N cases as one "
+                   f"program where that is proven identical (harness/policy/packing.py; default {PACK_SIZE}, 1: alone)")
+    p.add_argument("--resume", action="store_true", help="continue the interrupted run whose results are at the "
+                   "results path: run only the cases it did not finish, under the same run id")
