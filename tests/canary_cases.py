@@ -1,7 +1,7 @@
 """Measured facts about each canary on the smoke tier, shared by the bisection and shrinking tests.
 
 FIRST_CATCHING_SMOKE_CASE: the first smoke case that fails with the canary
-injected, in the order of tests/test_canaries.py (cases reaching the faulty
+injected, in the order of tests/faults/test_canaries.py (cases reaching the faulty
 branch first; for every canary it is also the first in plain smoke order).
 SMALLEST_FAILING_SMOKE_SIZE: the smallest, by `harness.bisect.shrink.size`
 (elements of input, weight and output), of all smoke cases that fail with the

@@ -1,4 +1,4 @@
-"""A stand-in per-case function for tests/test_parallel.py: no torch, and it
+"""A stand-in per-case function for tests/schedule/test_parallel.py: no torch, and it
 kills its own process on the descriptors a test picks."""
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ import pytest
 
 from harness.results.case_result import CaseResult, Outcome
 
-pytestmark = pytest.mark.lowering
+pytestmark = [pytest.mark.lowering, pytest.mark.tier]
 
 
 def check_result(result: CaseResult) -> None:

@@ -50,21 +50,25 @@ class Artifact:
     def delegated(self) -> bool:
         return bool(self.tosa) and not self.cpu_ops and not self.facts.get("vela", {}).get("cpu_ops")
 
+    def _joined(self, fact: str) -> tuple[str, ...]:
+        """A fact of every delegate's TOSA graph, in order."""
+        return tuple(x for s in self.summaries for x in getattr(s, fact))
+
     @property
     def tosa_ops(self) -> tuple[str, ...]:
-        return tuple(op for s in self.summaries for op in s.ops)
+        return self._joined("ops")
 
     @property
     def conv_ops(self) -> tuple[str, ...]:
-        return tuple(op for s in self.summaries for op in s.conv_ops)
+        return self._joined("conv_ops")
 
     @property
     def conv_acc_types(self) -> tuple[str, ...]:
-        return tuple(a for s in self.summaries for a in s.conv_acc_types)
+        return self._joined("conv_acc_types")
 
     @property
     def conv_weight_types(self) -> tuple[str, ...]:
-        return tuple(w for s in self.summaries for w in s.conv_weight_types)
+        return self._joined("conv_weight_types")
 
     @property
     def narrowed_accumulators(self) -> int:

@@ -5,7 +5,7 @@ one input of its native (or documented scaled) size through it and records,
 per conv, the config it runs: rank, channels, groups, input size, kernel,
 stride, padding, dilation, bias. `python -m harness.networks.convs --write`
 stores them in harness/tiers/models.json, which the strategy reads without
-torch; tests/test_models.py checks the file against the definitions.
+torch; tests/tiers/test_models.py checks the file against the definitions.
 """
 
 from __future__ import annotations

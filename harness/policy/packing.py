@@ -2,7 +2,7 @@
 
 A pack lowers and runs many cases as one program (`harness.run.packed`);
 that each case's result is the one it has alone is proven case by case for
-the whole smoke tier (tests/test_packing.py). Only what that proof covers is
+the whole smoke tier (tests/schedule/test_packing.py). Only what that proof covers is
 packed; the rest runs alone:
 
 * targets of the generic TOSA family. An Ethos-U target's Vela compile reports

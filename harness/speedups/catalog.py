@@ -6,24 +6,20 @@ from harness.speedups import (callable_alias, cia_ops_cache, cia_override, histo
                               node_source, opaque_lookup, shape_envs, skip_retrace)
 from harness.speedups.base import Speedup
 
-SPEEDUPS: tuple[Speedup, ...] = (
-    Speedup("cia_ops_cache", "the list of preservable CIA ops once per set of registrations (~0.1 s a "
-            "run_decompositions, three a lowering)", cia_ops_cache.probe, cia_ops_cache.install),
-    Speedup("callable_alias", "cached Callable[...] subscriptions in torch._ops (60% of the CIA override's time)",
-            callable_alias.probe, callable_alias.install),
-    Speedup("node_source", "node provenance shares its history instead of deep-copying it (10% of a case)",
-            node_source.probe, node_source.install),
-    Speedup("cia_override", "each CIA op's override table built once (0.26 s a lowering)", cia_override.probe,
-            cia_override.install),
-    Speedup("opaque_lookup", "non-opaque types remembered (~25,000 checks a pack)", opaque_lookup.probe,
-            opaque_lookup.install),
-    Speedup("skip_retrace", "the third run_decompositions of a lowering skipped when nothing is left to decompose "
-            "(a quarter of a lowering)", skip_retrace.probe, skip_retrace.install),
-    Speedup("histogram_search", "the HistogramObserver's range search over floats (13% of a packed a8w8 case)",
-            histogram_search.probe, histogram_search.install),
-    Speedup("lazy_compile", "graph modules compiled to Python only when run (18% of a packed lowering)",
-            lazy_compile.probe, lazy_compile.install),
-    Speedup("shape_envs", "a finished case's ShapeEnv released (memory: one fake mode kept per dynamic case "
-            "without it)", shape_envs.probe, shape_envs.install),
+_SAVES = {  # module -> what it saves, measured
+    cia_ops_cache: "the list of preservable CIA ops once per set of registrations (~0.1 s a run_decompositions, "
+                   "three a lowering)",
+    callable_alias: "cached Callable[...] subscriptions in torch._ops (60% of the CIA override's time)",
+    node_source: "node provenance shares its history instead of deep-copying it (10% of a case)",
+    cia_override: "each CIA op's override table built once (0.26 s a lowering)",
+    opaque_lookup: "non-opaque types remembered (~25,000 checks a pack)",
+    skip_retrace: "the third run_decompositions of a lowering skipped when nothing is left to decompose (a quarter "
+                  "of a lowering)",
+    histogram_search: "the HistogramObserver's range search over floats (13% of a packed a8w8 case)",
+    lazy_compile: "graph modules compiled to Python only when run (18% of a packed lowering)",
+    shape_envs: "a finished case's ShapeEnv released (memory: one fake mode kept per dynamic case without it)",
+}
+SPEEDUPS: tuple[Speedup, ...] = tuple(
+    Speedup(module.__name__.rsplit(".", 1)[-1], saves, module.probe, module.install) for module, saves in _SAVES.items()
 )
 NAMES = tuple(s.name for s in SPEEDUPS)

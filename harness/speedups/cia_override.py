@@ -17,7 +17,7 @@ rules are registered and dropped exactly as torch does.
 Probe: every name it reads exists, and on a sample of ops (preserved and
 decomposed) the tables inside and after the override, and the fake rules,
 are the ones torch's own override leaves (`differs_from_torch`, also what
-tests/test_cia_override.py checks on every op).
+tests/speedups/test_cia_override.py checks on every op).
 """
 
 from __future__ import annotations

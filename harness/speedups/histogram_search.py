@@ -13,7 +13,7 @@ the same way here and compared with the float32 values of the cumulative sum.
 The quantization error of a candidate range is still torch's own
 `_compute_quantization_error`. Probe: the observer has the method and the
 attributes the search reads, and picks torchao's range on a few data sets
-(tests/test_histogram_search.py checks many more histograms).
+(tests/speedups/test_histogram_search.py checks many more histograms).
 """
 
 from __future__ import annotations

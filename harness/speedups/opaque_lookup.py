@@ -13,7 +13,7 @@ types and FakeScriptObject instances take torch's own path.
 
 Probe: the registry, resolver and metaclass check it wraps exist, and with it
 installed every answer on a sample of values (tensors, nodes, numbers,
-an Enum, which torch registers as opaque) is torch's; tests/test_opaque_lookup.py
+an Enum, which torch registers as opaque) is torch's; tests/speedups/test_opaque_lookup.py
 checks registrations as well.
 """
 

@@ -15,7 +15,7 @@ skipped: it is what turns the exported (training IR) program into inference IR.
 
 Probe: ExecuTorch has that test (1.4.x does not: off there), and
 `run_decompositions` takes the arguments the wrapper passes on. The
-flatbuffers are byte-identical either way (tests/test_speedups.py, and the
+flatbuffers are byte-identical either way (tests/speedups/test_state.py, and the
 end-to-end proof every environment runs once: `harness.speedups.state`).
 """
 

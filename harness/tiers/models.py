@@ -4,7 +4,7 @@ harness/tiers/models.json lists every conv of 13 networks of the class of
 hardware the Arm backend targets (ImageNet mobile nets, the video ResNets,
 the MLPerf Tiny models, a raw-audio keyword spotter) with the input size it
 sees, extracted from the definitions in `harness.networks`
-(`python -m harness.networks.convs --write`; tests/test_models.py keeps the
+(`python -m harness.networks.convs --write`; tests/tiers/test_models.py keeps the
 file true). The nightly tier takes the first conv of each structural class
 (`harness.tiers.classes`), the full tier every distinct conv; both in every
 scheme the tiers put in graphs (their a8w4 twins follow with the tier's).

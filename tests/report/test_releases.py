@@ -5,12 +5,13 @@ from __future__ import annotations
 import re
 import time
 
-from browser import chromium, headless
+from tests.browser import chromium, headless
 
 from harness.history.db import COMPLETE, History, RunInfo
 from harness.report.html import write_report
 from harness.report.releases import page
 from harness.results.case_result import CaseResult, Outcome
+from tests.factories import case_result
 
 
 def _run(history: History, run_id: str, executorch: str, results: list[CaseResult], started: float,
@@ -30,9 +31,9 @@ NAMES = {n: f"conv2d_ic4_oc{k}_i8x8_k3_p1_qa8w8" for k, n in enumerate(("fixed",
 
 def _r(d: str, actual: str, digest: str = "", issue: str = "", **metrics) -> CaseResult:
     outcome = Outcome.KNOWN_ISSUE if issue else Outcome(actual)
-    return CaseResult(NAMES[d], 0, outcome, actual_outcome=actual, issue=issue, output_sha256=digest, metrics=metrics,
-                      stage="lower" if actual == "lowering_error" else "", error_type="AttributeError"
-                      if actual == "lowering_error" else "", reason="lower: AttributeError: x" if actual != "pass" else "")
+    return case_result(NAMES[d], outcome, actual_outcome=actual, issue=issue, output_sha256=digest, metrics=metrics,
+                       stage="lower" if actual == "lowering_error" else "", error_type="AttributeError"
+                       if actual == "lowering_error" else "", reason="lower: AttributeError: x" if actual != "pass" else "")
 
 
 def test_each_step_names_what_it_fixed_broke_and_changed(tmp_path):

@@ -163,6 +163,7 @@ def test_the_fvp_target_runs_where_installed_and_is_skipped_elsewhere():
 
 
 @pytest.mark.lowering
+@pytest.mark.tier
 @pytest.mark.parametrize("target", ["ethos-u55-128", "ethos-u85-256"])
 def test_the_ethos_u_smoke_tier_is_green(target, tmp_path):
     from harness.schedule.sweep import SweepRequest, run_sweep

@@ -1,7 +1,7 @@
 """Pass bisection names the pass each canary patches, and nothing on a clean case.
 
 Each canary's case is the first smoke case that catches it (tests/canary_cases.py;
-tests/test_canaries.py proves the tier catches every canary).
+tests/faults/test_canaries.py proves the tier catches every canary).
 The expected culprit is the class named first in the canary's `branch`, so a
 canary moved to another pass moves its expectation with it.
 """
@@ -17,7 +17,7 @@ from harness.bisect.passes import bisect_passes
 from harness.faults.canaries import CANARIES
 from harness.config import parse_descriptor
 
-from canary_cases import FIRST_CATCHING_SMOKE_CASE
+from tests.canary_cases import FIRST_CATCHING_SMOKE_CASE
 
 pytestmark = pytest.mark.lowering
 

@@ -21,6 +21,7 @@ UNREACHABLE = {"ethos-u55-128": ("fp8-bias",)}
 PAIRS = [(t, n) for t in ("tosa", "ethos-u55-128") for n in CANARIES if n not in UNREACHABLE.get(t, ())]
 
 
+@pytest.mark.tier
 @pytest.mark.parametrize("target, name", PAIRS, ids=[f"{t}-{n}" for t, n in PAIRS])
 def test_canary_is_caught_by_the_smoke_tier(target, name):
     canary = CANARIES[name]

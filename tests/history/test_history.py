@@ -15,8 +15,9 @@ import pytest
 from harness.history import db as history_db
 from harness.history.db import History, HistoryError, RunInfo
 from harness.results.case_result import CaseResult, Outcome
+from tests.factories import case_result
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SWEEP = """
 import sys
 from pathlib import Path
@@ -28,7 +29,7 @@ run_sweep(SweepRequest("smoke", filter="^conv2d_.*_qa8w8_", jobs=2, results=Path
 
 
 def _result(descriptor: str, outcome=Outcome.PASS, run_id="r1", **kw) -> CaseResult:
-    return CaseResult(descriptor, 0, outcome, run_id=run_id, **kw)
+    return case_result(descriptor, outcome, run_id=run_id, **kw)
 
 
 def test_runs_and_results_round_trip(tmp_path):

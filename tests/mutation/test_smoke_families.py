@@ -18,7 +18,7 @@ from harness.config import parse_descriptor
 from harness.faults.catalog import mutant_name, mutants_of
 from harness.run.execute import run_case
 
-pytestmark = pytest.mark.lowering
+pytestmark = [pytest.mark.lowering, pytest.mark.tier]
 
 # (target, function, operator, description, source text the mutant changes) -> (what it breaks, the families
 # tried first: every family is tried, these before the others, so the test costs one case when it holds)

@@ -12,6 +12,7 @@ from harness.policy.tolerances import DRIFT_DOWN, DRIFT_UP
 from harness.report.diff_format import to_json, to_markdown, to_text
 from harness.results.case_result import CaseResult, Outcome
 from harness.results.store import write_results
+from tests.factories import case_result
 
 V = {"torch": "2.13.0", "executorch": "1.5.1", "harness-commit": "abc"}
 
@@ -19,7 +20,7 @@ V = {"torch": "2.13.0", "executorch": "1.5.1", "harness-commit": "abc"}
 def _r(d, outcome=Outcome.PASS, seed=0, versions=V, canary="", rule=None, **metrics) -> CaseResult:
     if rule is None:
         rule = "int-exact" if "max_lsb" in metrics else "dot-product" if "max_err" in metrics else ""
-    return CaseResult(d, seed, outcome, versions=dict(versions), canary=canary, rule=rule, metrics=metrics)
+    return case_result(d, outcome, seed, versions=dict(versions), canary=canary, rule=rule, metrics=metrics)
 
 
 def test_outcome_changes_are_sorted_into_their_kinds():

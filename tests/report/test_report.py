@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from browser import chromium, headless
+from tests.browser import chromium, headless
 from harness.history.db import History, RunInfo
 from harness.history.diff import diff
 from harness.report.html import write_report
 from harness.results.case_result import CaseResult, Outcome
+from tests.factories import case_result
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOT = ROOT / "reports" / "report-test" / "screenshot.png"
 V = {"torch": "2.13.0+cpu", "executorch": "1.5.1", "executorch-git": "3b6068392324", "harness-commit": "abc"}
 INT = "conv2d_n1_ic8_oc8_g1_i12x12_k3x3_s{s}x{s}_p1x1_d1x1_b1_pmzeros_q{q}_dsnormal_cx{cx}"
@@ -24,7 +25,7 @@ def _case(descriptor, outcome, run_id, **kw) -> CaseResult:
     kw.setdefault("timings_s", {"build": 0.01, "quantize": 0.1, "lower": 0.8, "run": 0.04, "judge": 0.003,
                                 "total": 0.95})
     versions = dict(V, **({"harness-commit": "def"} if run_id == "r3" else {}))  # last night's change
-    return CaseResult(descriptor, 0, outcome, run_id=run_id, versions=versions, **kw)
+    return case_result(descriptor, outcome, run_id=run_id, versions=versions, **kw)
 
 
 def _run(run_id: str, broken: bool) -> list[CaseResult]:

@@ -65,6 +65,7 @@ def test_pack_size_below_one_is_refused():
 
 # -- the proof ---------------------------------------------------------------------------
 @pytest.mark.lowering
+@pytest.mark.tier
 @pytest.mark.parametrize("pack", PACKS, ids=[_pack_id(p) for p in PACKS])
 def test_packed_equals_alone_case_by_case(pack):
     from harness.run.execute import run_case
@@ -81,6 +82,7 @@ def test_packed_equals_alone_case_by_case(pack):
 
 
 @pytest.mark.lowering
+@pytest.mark.tier
 @pytest.mark.parametrize("name", list(CANARIES))
 def test_every_canary_is_caught_when_packed(name):
     """The pack holding the canary's first catching smoke case, run with the fault: that case is not green."""

@@ -6,10 +6,11 @@ import pytest
 
 from harness.results.case_result import CaseResult, Outcome
 from harness.results.store import ResultsFileError, ResultWriter, merge, read_results
+from tests.factories import case_result
 
 
 def _result(d: str, outcome=Outcome.PASS) -> CaseResult:
-    return CaseResult(d, 0, outcome, metrics={"max_lsb": 0, "worst": {"n": 0, "c": 1, "pos": [2]}})
+    return case_result(d, outcome, metrics={"max_lsb": 0, "worst": {"n": 0, "c": 1, "pos": [2]}})
 
 
 def test_each_result_is_on_disk_as_soon_as_written(tmp_path):

@@ -14,7 +14,7 @@ from harness.bisect.shrink import ShrinkError, Signature, candidates, complexity
 from harness.config import ConfigError, parse_descriptor
 from harness.results.case_result import CaseResult, Outcome
 
-from canary_cases import FIRST_CATCHING_SMOKE_CASE, SMALLEST_FAILING_SMOKE_SIZE
+from tests.canary_cases import FIRST_CATCHING_SMOKE_CASE, SMALLEST_FAILING_SMOKE_SIZE
 
 START = parse_descriptor("conv2d_n2_ic8_oc16_g2_i12x10_k3x3_s2x2_p1x1_d1x1_b1_qa8w8_dsoffset_cxrelu")
 

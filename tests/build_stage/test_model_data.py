@@ -86,7 +86,7 @@ def _digest(descriptor: str, seed: int) -> str:
 
 def test_tensors_are_identical_in_another_process():
     d = "conv2d_ic8_oc16_i16x16_k3_s2_p1_qa8w8"
-    code = f"from tests.test_model_data import _digest; print(_digest({d!r}, 5))"
+    code = f"from tests.build_stage.test_model_data import _digest; print(_digest({d!r}, 5))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == _digest(d, 5)
 
