@@ -134,11 +134,12 @@ def _cast(model: torch.nn.Module, dtype: torch.dtype) -> torch.nn.Module:
 
 @dataclass
 class Layer:
-    name: str
-    descriptor: str
-    data_file: str
-    outcome: str
-    actual_outcome: str
+    """One conv of the network, run as a case on the activations it saw in the network."""
+    name: str  # the module's qualified name in the network
+    descriptor: str  # empty when the conv is not a case the harness can build
+    data_file: str  # the captured weights and activations the case replays
+    outcome: str  # as classified (a registered issue reports as expected)
+    actual_outcome: str  # what the run itself saw
     green: bool
     reason: str = ""
     issue: str = ""

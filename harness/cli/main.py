@@ -14,6 +14,7 @@ from harness.blame import BackendImportError, backend_import_error
 from harness.cli import bisect, cases, doctor, history, mutate, registry, sweeps
 from harness.config import ConfigError
 from harness.history.db import HistoryError
+from harness.mutation.journal import JournalError
 from harness.overlays import OverlayError
 from harness.results.store import ResultsFileError
 
@@ -52,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         if getattr(args, "executorch", ""):
             use_executorch(args.executorch)
         return commands[args.verb](args)
-    except (ConfigError, ResultsFileError, HistoryError, BackendImportError, OverlayError) as e:
+    except (ConfigError, ResultsFileError, HistoryError, JournalError, BackendImportError, OverlayError) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:  # `python -m harness list | head`

@@ -6,38 +6,43 @@ from pathlib import Path
 
 from harness.cli.common import EXIT_FAIL, EXIT_OK
 from harness.config import ConfigError
+from harness.policy.packing import PACK_SIZE
 
 
 def add_parsers(sub) -> dict:
     """The `mutate` verb; verb -> its command."""
     mu = sub.add_parser("mutate", help="mutation testing: how many mutants of the conv lowering a tier kills")
-    mu.add_argument("--sweep", default="smoke", help="the tier that hunts the mutants (default: smoke)")
-    mu.add_argument("--target", action="append", default=[], metavar="NAME",
-                    help="what to mutate (repeatable; default: the three conv passes); see harness/policy/mutation.py")
-    mu.add_argument("--filter", metavar="REGEX", help="only the tier's cases whose descriptor matches")
-    mu.add_argument("--function", metavar="REGEX", help="only the mutants of functions matching this regex")
-    mu.add_argument("--mutant", action="append", default=[], metavar="NAME",
-                    help="only this mutant (repeatable), e.g. mutant:rewrite_conv_pass:93 as a report names it")
-    mu.add_argument("--max", type=int, metavar="N", help="at most N mutants per target, in file order")
-    mu.add_argument("--sample", type=float, default=1.0, metavar="FRACTION",
-                    help="a seeded uniform sample of this fraction of each target's mutants (default: all)")
-    mu.add_argument("--sample-seed", type=int, default=0, metavar="N", help="the sample's seed (default: 0)")
-    mu.add_argument("--carry", metavar="MUTATION_JSON",
-                    help="an earlier report on a tier this one contains: its kills by cases still in the tier "
-                         "stand without running again")
-    mu.add_argument("--resume", action="store_true",
-                    help="take the verdicts an interrupted run left in --out's journal (same tier, cases and "
-                         "versions) and run only the other mutants")
-    mu.add_argument("--list", action="store_true", help="list the mutants (name, line, operator), run nothing")
-    mu.add_argument("-j", "--jobs", type=int, default=2, help="worker processes (default: 2)")
-    mu.add_argument("--pack", type=int, default=16, metavar="N", help="cases per program (default: 16)")
-    mu.add_argument("--trace-pack", type=int, default=1, metavar="N",
-                    help="trace N cases per program (default: 1, alone): the packed sweep's speed on a large "
-                         "tier, and a case then counts as reaching its pack's lines")
-    mu.add_argument("--skip-listed", action="store_true",
-                    help="do not run the mutants harness/policy/mutation_equivalents.toml lists (kept as listed), "
-                         "except an 'unreachable' one that a case of this tier reaches")
-    mu.add_argument("--out", default="reports/mutate", help="mutation.json, mutation.md and the trace go here")
+    what = mu.add_argument_group("what is mutated")
+    what.add_argument("--module", action="append", default=[], metavar="NAME",
+                      help="a module of the lowering (repeatable; default: the three conv passes); "
+                           "see harness/policy/mutation.py")
+    what.add_argument("--function", metavar="REGEX", help="only the mutants of functions matching this regex")
+    what.add_argument("--mutant", action="append", default=[], metavar="NAME",
+                      help="only this mutant (repeatable), e.g. mutant:rewrite_conv_pass:93 as a report names it")
+    what.add_argument("--max", type=int, metavar="N", help="at most N mutants per module, in file order")
+    what.add_argument("--sample", type=float, default=1.0, metavar="FRACTION",
+                      help="a seeded uniform sample of this fraction of each module's mutants (default: all)")
+    what.add_argument("--sample-seed", type=int, default=0, metavar="N", help="the sample's seed (default: 0)")
+    what.add_argument("--skip-listed", action="store_true",
+                      help="do not run the mutants harness/policy/mutation_equivalents.toml lists (kept as listed), "
+                           "except an 'unreachable' one that a case of this tier reaches")
+    what.add_argument("--list", action="store_true", help="list the mutants (name, line, operator), run nothing")
+    hunt = mu.add_argument_group("what hunts them")
+    hunt.add_argument("--sweep", default="smoke", help="the tier that hunts the mutants (default: smoke)")
+    hunt.add_argument("--filter", metavar="REGEX", help="only the tier's cases whose descriptor matches")
+    run = mu.add_argument_group("how it runs")
+    run.add_argument("-j", "--jobs", type=int, default=2, help="worker processes (default: 2)")
+    run.add_argument("--pack", type=int, default=PACK_SIZE, metavar="N", help=f"cases per program (default: {PACK_SIZE})")
+    run.add_argument("--trace-pack", type=int, default=1, metavar="N",
+                     help="trace N cases per program (default: 1, alone): the packed sweep's speed on a large "
+                          "tier, and a case then counts as reaching its pack's lines")
+    run.add_argument("--carry", metavar="MUTATION_JSON",
+                     help="an earlier report on a tier this one contains: its kills by cases still in the tier "
+                          "stand without running again")
+    run.add_argument("--resume", action="store_true",
+                     help="take the verdicts an interrupted run left in --out's journal (same tier, cases and "
+                          "versions) and run only the other mutants")
+    run.add_argument("--out", default="reports/mutate", help="mutation.json, mutation.md and the trace go here")
     return {"mutate": cmd_mutate}
 
 
@@ -45,9 +50,9 @@ def cmd_mutate(args) -> int:
     from harness.schedule.packing import check_pack_size
     from harness.tiers.sweeps import SWEEPS
     from harness.faults.catalog import mutant_name, mutants_of, parse_name
-    from harness.mutation.run import check_targets
+    from harness.mutation.run import check_modules
 
-    targets = check_targets(args.target)
+    modules = check_modules(args.module)
     if args.sweep not in SWEEPS:
         raise ConfigError(f"unknown sweep {args.sweep!r}; known sweeps: {', '.join(SWEEPS)}")
     check_pack_size(args.pack)
@@ -59,13 +64,13 @@ def cmd_mutate(args) -> int:
     if args.carry and not Path(args.carry).is_file():
         raise ConfigError(f"invalid --carry {args.carry}: no such file")
     for name in args.mutant:
-        target, _ = parse_name(name)
-        if target not in targets:
-            raise ConfigError(f"invalid --mutant {name}: its target is not among --target {', '.join(targets)}")
+        module, _ = parse_name(name)
+        if module not in modules:
+            raise ConfigError(f"invalid --mutant {name}: its module is not among --module {', '.join(modules)}")
     if args.jobs < 1:
         raise ConfigError(f"invalid -j {args.jobs}: must be >= 1")
     if args.list:
-        for t in targets:
+        for t in modules:
             for m in mutants_of(t)[: args.max]:
                 print(f"{mutant_name(t, m.index)}\t{m.function}\tline {m.line}\t{m.operator} {m.description}")
         return EXIT_OK
@@ -76,10 +81,10 @@ def cmd_mutate(args) -> int:
         by += " (carried)" if row.carried else ""
         print(f"{row.name:40s} {row.status:9s} {row.cases_run:4d} cases{by}", flush=True)
 
-    report = mutate(args.sweep, targets, args.jobs, args.pack, args.function, args.max, Path(args.out), say,
+    report = mutate(args.sweep, modules, args.jobs, args.pack, args.function, args.max, Path(args.out), say,
                     args.filter, args.sample, args.sample_seed, Path(args.carry) if args.carry else None,
                     set(args.mutant) or None, args.resume, args.trace_pack, args.skip_listed)
-    for t in targets:
+    for t in modules:
         score = report.score(t)
         print(f"{t}: {report.counts(t)} score {'n/a' if score is None else f'{score:.1%}'}")
     print(f"report: {Path(args.out) / 'mutation.md'}")

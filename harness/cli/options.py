@@ -42,7 +42,8 @@ def case(p: argparse.ArgumentParser) -> None:
     p.add_argument("--canary", default="", metavar="NAME", help="inject this fault into the backend (see `canaries`)")
 
 
-def time_limit(p) -> None:
+def scheduling(p) -> None:
+    """How a run schedules its cases: the time a case may take, a cluster, packing, resuming."""
     p.add_argument("--time-limit", type=float, metavar="S", help="seconds a case may run before it is a timeout "
                    "and its worker is replaced (default: the tier's, harness/policy/limits.py)")
     p.add_argument("--cluster", default="", metavar="ADDRESS", help="run the cases as tasks on a Ray cluster: "

@@ -152,7 +152,7 @@ def add_parsers(sub) -> dict:
     sw.add_argument("--no-progress", action="store_true", help="no progress bar")
     sw.add_argument("--canary", default="", metavar="NAME", help="inject this fault into the backend in every worker")
     options.executorch(sw)
-    options.time_limit(sw)
+    options.scheduling(sw)
     options.db(sw, records=True)
 
     ng = sub.add_parser("nightly", help="the nightly job: sweep, record, report, JUnit, diff against last-green")
@@ -162,7 +162,7 @@ def add_parsers(sub) -> dict:
     ng.add_argument("--out", default="reports/nightly", help="results, report and JUnit directory (default: reports/nightly)")
     ng.add_argument("--no-progress", action="store_true", help="no progress bar")
     options.executorch(ng)
-    options.time_limit(ng)
+    options.scheduling(ng)
     options.db(ng)
 
     mg = sub.add_parser("merge", help="join shard results into one run; refuse mixed versions or seeds")

@@ -15,43 +15,43 @@ from pathlib import Path
 
 from harness.config import ConfigError
 from harness.faults.operators import Mutant, count, mutants
-from harness.policy.mutation import PACKAGE, TARGETS
+from harness.policy.mutation import PACKAGE, MODULES
 
 PREFIX = "mutant:"
 
 
-def source_file(target: str) -> Path:
-    """The installed file of `target` (the package located, not imported)."""
-    if target not in TARGETS:
-        raise ConfigError(f"unknown mutation target {target!r}; targets: {', '.join(TARGETS)}")
+def source_file(module: str) -> Path:
+    """The installed file of `module` (the package located, not imported)."""
+    if module not in MODULES:
+        raise ConfigError(f"unknown mutation module {module!r}; modules: {', '.join(MODULES)}")
     spec = importlib.util.find_spec(PACKAGE)
     if spec is None or not spec.submodule_search_locations:
         raise ConfigError(f"{PACKAGE} is not installed: nothing to mutate")
-    return Path(list(spec.submodule_search_locations)[0]) / TARGETS[target]
+    return Path(list(spec.submodule_search_locations)[0]) / MODULES[module]
 
 
 @lru_cache(maxsize=None)
-def mutants_of(target: str) -> tuple[Mutant, ...]:
-    return tuple(mutants(source_file(target).read_text(), TARGETS[target]))
+def mutants_of(module: str) -> tuple[Mutant, ...]:
+    return tuple(mutants(source_file(module).read_text(), MODULES[module]))
 
 
 @lru_cache(maxsize=None)
-def count_of(target: str) -> int:
-    return count(source_file(target).read_text())
+def count_of(module: str) -> int:
+    return count(source_file(module).read_text())
 
 
-def mutant_name(target: str, index: int) -> str:
-    return f"{PREFIX}{target}:{index}"
+def mutant_name(module: str, index: int) -> str:
+    return f"{PREFIX}{module}:{index}"
 
 
 def parse_name(name: str) -> tuple[str, int]:
-    """(target, index) of a mutant's name; ConfigError (one line) for a bad one."""
+    """(module, index) of a mutant's name; ConfigError (one line) for a bad one."""
     try:
-        target, index_text = name.removeprefix(PREFIX).split(":")
+        module, index_text = name.removeprefix(PREFIX).split(":")
         index = int(index_text)
     except ValueError:
         raise ConfigError(f"invalid mutant {name!r}: expected {PREFIX}TARGET:INDEX") from None
-    n = count_of(target)
+    n = count_of(module)
     if not 0 <= index < n:
-        raise ConfigError(f"invalid mutant {name!r}: {target} has mutants 0..{n - 1}")
-    return target, index
+        raise ConfigError(f"invalid mutant {name!r}: {module} has mutants 0..{n - 1}")
+    return module, index

@@ -2,7 +2,7 @@
 
 Each entry of `harness/policy/mutation_equivalents.toml` names a mutant by what it
 changes, not by its index (indices move when the mutator or the file does): the
-target, the function(s), the source line(s) it changes (stripped) and the change
+module, the function(s), the source line(s) it changes (stripped) and the change
 (`operator description`, or `*` for any change on that line), with the reason
 that no case can observe it. A listed mutant that a case kills stays killed:
 the report then says the listing was wrong.
@@ -23,7 +23,7 @@ KINDS = ("equivalent", "unreachable", "defensive")
 
 @dataclass(frozen=True)
 class Equivalent:
-    target: str
+    module: str
     function: tuple[str, ...]  # the qualified names it covers
     source: tuple[str, ...]  # the stripped source lines it covers
     change: tuple[str, ...]  # "operator description" (one or a list) or "*"
@@ -31,9 +31,9 @@ class Equivalent:
     reason: str
     previous: str = ""  # the stripped line before, where two lines of a function read alike
 
-    def matches(self, target: str, function: str, source: str, operator: str, description: str,
+    def matches(self, module: str, function: str, source: str, operator: str, description: str,
                 previous: str = "") -> bool:
-        return self.target == target and function in self.function and source.strip() in self.source and \
+        return self.module == module and function in self.function and source.strip() in self.source and \
             ("*" in self.change or f"{operator} {description}" in self.change) and \
             (not self.previous or previous.strip() == self.previous)
 
@@ -44,7 +44,7 @@ def load(path: Path = POLICY) -> tuple[Equivalent, ...]:
     entries = tomllib.loads(path.read_text()).get("equivalent", [])
     out = []
     for i, e in enumerate(entries):
-        missing = [f for f in ("target", "function", "source", "change", "kind", "reason") if not e.get(f)]
+        missing = [f for f in ("module", "function", "source", "change", "kind", "reason") if not e.get(f)]
         if missing:
             raise ConfigError(f"{path.name} entry {i + 1}: missing {', '.join(missing)}")
         if e["kind"] not in KINDS:
@@ -56,17 +56,17 @@ def load(path: Path = POLICY) -> tuple[Equivalent, ...]:
     return tuple(out)
 
 
-def lookup(target: str, function: str, source: str, operator: str, description: str,
+def lookup(module: str, function: str, source: str, operator: str, description: str,
            listed: tuple[Equivalent, ...] | None = None, previous: str = "") -> Equivalent | None:
     """The entry naming this change, if any; `previous` is the line before the changed one."""
     for e in load() if listed is None else listed:
-        if e.matches(target, function, source, operator, description, previous):
+        if e.matches(module, function, source, operator, description, previous):
             return e
     return None
 
 
-def lookup_at(target: str, function: str, line: int, operator: str, description: str, lines: list[str],
+def lookup_at(module: str, function: str, line: int, operator: str, description: str, lines: list[str],
               listed: tuple[Equivalent, ...] | None = None) -> Equivalent | None:
-    """`lookup` of the change at 1-based `line` of the target's source `lines` (and the line before it)."""
+    """`lookup` of the change at 1-based `line` of the module's source `lines` (and the line before it)."""
     previous = lines[line - 2] if line > 1 else ""
-    return lookup(target, function, lines[line - 1], operator, description, listed, previous)
+    return lookup(module, function, lines[line - 1], operator, description, listed, previous)

@@ -26,6 +26,18 @@ from harness.targets import backend
 from harness.tosa.graph import TosaSummary, read_tosa
 
 
+class _Joined:
+    """A fact of every delegate's TOSA graph, in order (a read-only attribute of `Artifact`)."""
+
+    def __init__(self, fact: str):
+        self.fact = fact
+
+    def __get__(self, artifact, owner=None) -> tuple[str, ...]:
+        if artifact is None:
+            return self
+        return tuple(x for s in artifact.summaries for x in getattr(s, self.fact))
+
+
 @dataclass
 class Artifact:
     """The lowered program and the facts about it a test asserts on."""
@@ -50,25 +62,10 @@ class Artifact:
     def delegated(self) -> bool:
         return bool(self.tosa) and not self.cpu_ops and not self.facts.get("vela", {}).get("cpu_ops")
 
-    def _joined(self, fact: str) -> tuple[str, ...]:
-        """A fact of every delegate's TOSA graph, in order."""
-        return tuple(x for s in self.summaries for x in getattr(s, fact))
-
-    @property
-    def tosa_ops(self) -> tuple[str, ...]:
-        return self._joined("ops")
-
-    @property
-    def conv_ops(self) -> tuple[str, ...]:
-        return self._joined("conv_ops")
-
-    @property
-    def conv_acc_types(self) -> tuple[str, ...]:
-        return self._joined("conv_acc_types")
-
-    @property
-    def conv_weight_types(self) -> tuple[str, ...]:
-        return self._joined("conv_weight_types")
+    tosa_ops = _Joined("ops")
+    conv_ops = _Joined("conv_ops")
+    conv_acc_types = _Joined("conv_acc_types")
+    conv_weight_types = _Joined("conv_weight_types")
 
     @property
     def narrowed_accumulators(self) -> int:

@@ -15,7 +15,6 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
-from harness.config import ConfigError
 
 JOURNAL = "mutation.journal.jsonl"
 
@@ -27,8 +26,12 @@ def run_key(tier: str, descriptors: list[str], versions: dict) -> dict:
             "versions": {k: v for k, v in versions.items() if k != "harness"}}
 
 
+class JournalError(ValueError):
+    """A journal that cannot be resumed from: written for another run, or not a journal."""
+
+
 class Journal:
-    """Appends each verdict to the journal at `path`. With `resume`, a journal there must have `key` (ConfigError
+    """Appends each verdict to the journal at `path`. With `resume`, a journal there must have `key` (JournalError
     otherwise) and its verdicts are kept in `verdicts`; without, or when there is none, it starts afresh."""
 
     def __init__(self, path: Path, key: dict, resume: bool):
@@ -48,9 +51,12 @@ class Journal:
 def _read(path: Path, key: dict) -> list[dict]:
     """The rows of a journal written with `key` (the last one wins for a mutant written twice)."""
     first, *lines = path.read_text().splitlines() or [""]
-    saved = json.loads(first).get("key") if first.strip() else None
+    try:
+        saved = json.loads(first).get("key") if first.strip() else None
+    except (json.JSONDecodeError, AttributeError):
+        raise JournalError(f"cannot resume from {path}: its first line is not a journal's key") from None
     if saved != key:
-        raise ConfigError(f"cannot resume from {path}: it was written for another tier, case list or versions "
+        raise JournalError(f"cannot resume from {path}: it was written for another tier, case list or versions "
                           f"({_short(saved)}; this run: {_short(key)})")
     rows: dict[str, dict] = {}
     for line in lines:

@@ -1,7 +1,7 @@
 """Mutation testing of the installed conv lowering with a tier of the harness: the kill rate and the survivors.
 
 1. Trace: the tier runs once, alone and clean, under `harness.mutation.trace`, which
-   records the lines of the targets each case runs (kept per ExecuTorch version
+   records the lines of the modules each case runs (kept per ExecuTorch version
    and tier in the output directory, so later runs reuse it).
 2. For each mutant, only the cases that run one of its lines (`Mutant.lines`)
    run, packed, with the mutant loaded for that pack (as a canary is); its
@@ -31,7 +31,7 @@ from harness.tiers.selection import select
 from harness.config import ConvConfig
 from harness.faults.catalog import mutant_name, mutants_of, source_file
 from harness.faults.operators import Mutant
-from harness.policy.mutation import DEFAULT_TARGETS
+from harness.policy.mutation import DEFAULT_MODULES
 from harness.policy.packing import PACK_SIZE
 from harness.results.case_result import CaseResult, versions
 from harness.run.settings import RunSettings
@@ -62,38 +62,38 @@ class MutantResult:
 @dataclass
 class MutationReport:
     tier: str
-    targets: list[str]
+    modules: list[str]
     versions: dict
     wall_s: float = 0.0
     mutants: list[MutantResult] = field(default_factory=list)
-    fraction: float = 1.0  # a seeded uniform sample of each target's mutants
+    fraction: float = 1.0  # a seeded uniform sample of each module's mutants
     seed: int = 0
     not_green: list[str] = field(default_factory=list)  # cases not green without a mutant: they judge none
 
-    def counts(self, target: str | None = None) -> dict[str, int]:
-        rows = [m for m in self.mutants if target is None or m.name.split(":")[1] == target]
+    def counts(self, module: str | None = None) -> dict[str, int]:
+        rows = [m for m in self.mutants if module is None or m.name.split(":")[1] == module]
         return {s: sum(1 for m in rows if m.status == s) for s in STATUSES}
 
-    def score(self, target: str | None = None) -> float | None:
-        c = self.counts(target)
+    def score(self, module: str | None = None) -> float | None:
+        c = self.counts(module)
         counted = c["killed"] + c["survived"] + c["unreached"]
         return round(c["killed"] / counted, 4) if counted else None
 
 
-def check_targets(targets: list[str]) -> list[str]:
-    """The targets (default: the three conv passes); ConfigError for one unknown or not installed."""
-    for t in targets:
+def check_modules(modules: list[str]) -> list[str]:
+    """The modules (default: the three conv passes); ConfigError for one unknown or not installed."""
+    for t in modules:
         source_file(t)
-    return targets or list(DEFAULT_TARGETS)
+    return modules or list(DEFAULT_MODULES)
 
 
-Trace = dict[str, dict[str, set[int]]]  # descriptor -> target -> lines run
+Trace = dict[str, dict[str, set[int]]]  # descriptor -> module -> lines run
 Outputs = dict[str, str | None]  # descriptor -> the unmutated output's sha256 ('' if it ran no program, None if
 # the case was not green without a mutant)
 
 
 def trace(configs: list[ConvConfig], jobs: int, cache: Path, pack: int = 1) -> tuple[Trace, Outputs]:
-    """The lines of the targets each case runs, and each case's output digest without a mutant; read from
+    """The lines of the modules each case runs, and each case's output digest without a mutant; read from
     `cache` when it was made with these versions. `pack` > 1 traces packs: a case gets its pack's lines."""
     from harness.results.case_result import new_run_id
 
@@ -122,11 +122,11 @@ def trace(configs: list[ConvConfig], jobs: int, cache: Path, pack: int = 1) -> t
     return reached, outputs
 
 
-def reaching(m: Mutant, target: str, configs: list[ConvConfig], reached: Trace) -> list[ConvConfig]:
+def reaching(m: Mutant, module: str, configs: list[ConvConfig], reached: Trace) -> list[ConvConfig]:
     """The cases that run one of the mutant's lines, in tier order."""
     first, last = m.lines if m.lines != (0, 0) else (m.line, m.line)
     span = set(range(first, last + 1))
-    return [c for c in configs if span & reached.get(c.descriptor, {}).get(target, set())]
+    return [c for c in configs if span & reached.get(c.descriptor, {}).get(module, set())]
 
 
 def _spread(cases: list[ConvConfig], pack: int) -> list[ConvConfig]:
@@ -155,10 +155,10 @@ def run_mutants(mutants: list[tuple[str, Mutant]], configs: list[ConvConfig], re
     baseline = baseline or {}
     rows, remaining = {}, {}
     plans: dict[str, list[ConvConfig]] = {}
-    for target, m in mutants:
-        name = mutant_name(target, m.index)
+    for module, m in mutants:
+        name = mutant_name(module, m.index)
         rows[name] = MutantResult(name, m.function, m.line, m.operator, m.description, "survived", diff=m.diff)
-        cases = reaching(m, target, configs, reached)
+        cases = reaching(m, module, configs, reached)
         if cases:
             plans[name], remaining[name] = _spread(cases, pack), len(cases)
         else:
@@ -237,13 +237,13 @@ def renamed(rows: list[dict], current: dict[tuple, str] | None) -> dict[str, Mut
     return out
 
 
-def listed_rows(targets: list[str], configs: list[ConvConfig], reached: Trace) -> dict[str, MutantResult]:
+def listed_rows(modules: list[str], configs: list[ConvConfig], reached: Trace) -> dict[str, MutantResult]:
     """The mutants the equivalents policy lists, as rows that need not run: an equivalent or defensive
     mechanism holds on any case. An unreachable one is left out (so it runs) when a case reaches it."""
     from harness.faults.equivalents import lookup_at
 
     rows = {}
-    for t in targets:
+    for t in modules:
         text = source_file(t).read_text().splitlines()
         for m in mutants_of(t):
             e = lookup_at(t, m.function, m.line, m.operator, m.description, text)
@@ -264,9 +264,9 @@ def mark_equivalents(rows: list[MutantResult]) -> None:
     for row in rows:
         if row.status not in ("survived", "unreached", "killed"):
             continue
-        target = row.name.split(":")[1]
-        text = lines.setdefault(target, source_file(target).read_text().splitlines())
-        e = lookup_at(target, row.function, row.line, row.operator, row.description, text)
+        module = row.name.split(":")[1]
+        text = lines.setdefault(module, source_file(module).read_text().splitlines())
+        e = lookup_at(module, row.function, row.line, row.operator, row.description, text)
         if e is None:
             continue
         if row.status == "killed":
@@ -276,7 +276,7 @@ def mark_equivalents(rows: list[MutantResult]) -> None:
             row.status, row.reason = "equivalent", f"{e.kind} ({row.status}): {e.reason}"
 
 
-def mutate(tier: str = "smoke", targets: list[str] | None = None, jobs: int = 2, pack: int = PACK_SIZE,
+def mutate(tier: str = "smoke", modules: list[str] | None = None, jobs: int = 2, pack: int = PACK_SIZE,
            function: str | None = None, limit: int | None = None, out: Path = Path("reports/mutate"),
            on_mutant=None, filter: str | None = None, fraction: float = 1.0, seed: int = 0,
            carry: Path | None = None, names: set[str] | None = None, resume: bool = False,
@@ -288,13 +288,13 @@ def mutate(tier: str = "smoke", targets: list[str] | None = None, jobs: int = 2,
     not run (see `listed_rows`)."""
     from harness.mutation.journal import JOURNAL, Journal, run_key
 
-    targets = check_targets(list(targets or []))
+    modules = check_modules(list(modules or []))
     pattern = re.compile(function) if function else None
     configs = select(tier, 0, 0, filter, None, "tosa")
     start = time.perf_counter()
-    report = MutationReport(tier, targets, versions(), fraction=fraction, seed=seed)
+    report = MutationReport(tier, modules, versions(), fraction=fraction, seed=seed)
     current = {identity(m.function, m.line, m.operator, m.description, m.diff): mutant_name(t, m.index)
-               for t in targets for m in mutants_of(t)}
+               for t in modules for m in mutants_of(t)}
     # A journal of another run is refused here, before the trace.
     journal = Journal(out / JOURNAL, run_key(tier, [c.descriptor for c in configs], report.versions), resume)
     resumed = renamed(journal.verdicts, current)
@@ -311,8 +311,8 @@ def mutate(tier: str = "smoke", targets: list[str] | None = None, jobs: int = 2,
 
     kept = carried(carry, {c.descriptor for c in configs}, current) | resumed
     if skip_listed:
-        kept = listed_rows(targets, configs, reached) | kept
-    chosen = {mutant_name(t, m.index): (t, m) for t in targets
+        kept = listed_rows(modules, configs, reached) | kept
+    chosen = {mutant_name(t, m.index): (t, m) for t in modules
               for m in sample([m for m in mutants_of(t) if (pattern is None or pattern.search(m.function))
                                and (not names or mutant_name(t, m.index) in names)][:limit], fraction, seed)}
     for name in chosen:
@@ -330,18 +330,18 @@ def mutate(tier: str = "smoke", targets: list[str] | None = None, jobs: int = 2,
 def write(report: MutationReport, out: Path) -> None:
     """`mutation.json` (every mutant) and `mutation.md` (scores, survivors with their diffs)."""
     out.mkdir(parents=True, exist_ok=True)
-    data = asdict(report) | {"scores": {t: report.score(t) for t in report.targets}, "score": report.score(),
-                             "counts": {t: report.counts(t) for t in report.targets}}
+    data = asdict(report) | {"scores": {t: report.score(t) for t in report.modules}, "score": report.score(),
+                             "counts": {t: report.counts(t) for t in report.modules}}
     (out / "mutation.json").write_text(json.dumps(data, indent=2) + "\n")
     lines = [f"# Mutation testing: tier `{report.tier}`", "",
-             "| target | mutants | killed | survived | unreached | equivalent | invalid | score |",
+             "| module | mutants | killed | survived | unreached | equivalent | invalid | score |",
              "|---|--:|--:|--:|--:|--:|--:|--:|"]
-    for t in report.targets:
+    for t in report.modules:
         c = report.counts(t)
         score = report.score(t)
         lines.append(f"| {t} | {sum(c.values())} | {c['killed']} | {c['survived']} | {c['unreached']} | "
                      f"{c['equivalent']} | {c['invalid']} | {'' if score is None else f'{score:.1%}'} |")
-    sampled = "" if report.fraction >= 1 else f" A seeded sample: {report.fraction:.0%} of each target's mutants " \
+    sampled = "" if report.fraction >= 1 else f" A seeded sample: {report.fraction:.0%} of each module's mutants " \
                                                f"(seed {report.seed})."
     n_carried = sum(1 for m in report.mutants if m.carried)
     carried_text = f" {n_carried} kills carried from an earlier report (their killing case is in this tier)." \

@@ -1,8 +1,8 @@
-"""Which lines of the mutation targets each case runs: a stand-in case function for one sweep.
+"""Which lines of the mutation modules each case runs: a stand-in case function for one sweep.
 
 `run_case` here is the real one under `sys.settrace`, with a line tracer on
-the frames of a mutation target's file only (every other frame runs
-untraced). Each worker appends `{"descriptor", "lines"}` lines (target ->
+the frames of a mutation module's file only (every other frame runs
+untraced). Each worker appends `{"descriptor", "lines"}` lines (module ->
 line numbers run) to a file of its own under `trace_dir(run_id)`. A mutant
 then runs only the cases that run one of its lines: code a case never runs
 cannot change its result. `run_pack` traces a pack as one, at the packed
@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from harness.faults.catalog import source_file
-from harness.policy.mutation import TARGETS
+from harness.policy.mutation import MODULES
 from harness.run.execute import run_configured as _run_configured
 from harness.run.process import setup_process  # noqa: F401 - run once per worker by the parallel runner
 
@@ -32,12 +32,12 @@ def trace_dir(run_id: str) -> Path:
 
 @functools.lru_cache(maxsize=1)
 def _files() -> dict[str, str]:
-    return {str(source_file(t)): t for t in TARGETS}
+    return {str(source_file(t)): t for t in MODULES}
 
 
 @contextlib.contextmanager
 def _tracing() -> Iterator[dict[str, set[int]]]:
-    """Record the lines of the targets' files that run in the block: target -> line numbers."""
+    """Record the lines of the modules' files that run in the block: module -> line numbers."""
     files = _files()
     seen: dict[str, set[int]] = {}
 
@@ -92,7 +92,7 @@ def run_pack(configs, settings):
 
 
 def read_trace(run_id: str) -> dict[str, dict[str, set[int]]]:
-    """descriptor -> target -> the line numbers it ran."""
+    """descriptor -> module -> the line numbers it ran."""
     out: dict[str, dict[str, set[int]]] = {}
     for path in sorted(trace_dir(run_id).glob("*.jsonl")):
         for line in path.read_text().splitlines():

@@ -9,6 +9,7 @@ import textwrap
 import pytest
 
 from harness.config import ConfigError
+from harness.mutation.journal import JournalError
 from harness.faults.catalog import count_of, mutant_name, mutants_of, parse_name, source_file
 from harness.faults.operators import count, mutant_tree, mutants
 
@@ -158,7 +159,7 @@ def test_mutant_names_are_checked_in_one_line():
     assert parse_name(mutant_name("decompose_grouped_conv_pass", n - 1)) == ("decompose_grouped_conv_pass", n - 1)
     for bad, fragment in (("mutant:decompose_grouped_conv_pass", "expected mutant:TARGET:INDEX"),
                           (f"mutant:decompose_grouped_conv_pass:{n}", f"has mutants 0..{n - 1}"),
-                          ("mutant:nope:1", "unknown mutation target 'nope'")):
+                          ("mutant:nope:1", "unknown mutation module 'nope'")):
         with pytest.raises(ConfigError, match=fragment):
             parse_name(bad)
 
@@ -243,9 +244,9 @@ def test_every_listed_equivalent_names_mutants_of_the_installed_passes():
     from harness.faults.equivalents import load, lookup_at
 
     for e in load():
-        text = source_file(e.target).read_text().splitlines()
-        hits = [m for m in mutants_of(e.target)
-                if lookup_at(e.target, m.function, m.line, m.operator, m.description, text, (e,))]
+        text = source_file(e.module).read_text().splitlines()
+        hits = [m for m in mutants_of(e.module)
+                if lookup_at(e.module, m.function, m.line, m.operator, m.description, text, (e,))]
         assert hits, f"{e.function}: {e.source} matches no mutant"
         assert {m.function for m in hits} == set(e.function)
 
@@ -254,11 +255,11 @@ def test_a_bad_equivalent_entry_is_one_line(tmp_path):
     from harness.faults.equivalents import load
 
     bad = tmp_path / "eq.toml"
-    bad.write_text('[[equivalent]]\ntarget = "t"\nfunction = "f"\nsource = "x"\nchange = "*"\nkind = "maybe"\n'
+    bad.write_text('[[equivalent]]\nmodule = "t"\nfunction = "f"\nsource = "x"\nchange = "*"\nkind = "maybe"\n'
                    'reason = "r"\n')
     with pytest.raises(ConfigError, match="invalid kind 'maybe'; allowed: equivalent, unreachable, defensive"):
         load(bad)
-    bad.write_text('[[equivalent]]\ntarget = "t"\n')
+    bad.write_text('[[equivalent]]\nmodule = "t"\n')
     with pytest.raises(ConfigError, match="entry 1: missing function, source, change, kind, reason"):
         load(bad)
 
@@ -296,7 +297,7 @@ def test_an_interrupted_run_resumes_from_its_journal_and_refuses_another_runs(tm
         raise KeyboardInterrupt
 
     monkeypatch.setattr(run, "run_mutants", interrupted)
-    args = dict(tier="smoke", targets=["decompose_grouped_conv_pass"], function="_slice_inputs", out=tmp_path,
+    args = dict(tier="smoke", modules=["decompose_grouped_conv_pass"], function="_slice_inputs", out=tmp_path,
                 filter="_g4_.*_qfp32_")
     with pytest.raises(KeyboardInterrupt):
         run.mutate(**args)
@@ -313,10 +314,20 @@ def test_an_interrupted_run_resumes_from_its_journal_and_refuses_another_runs(tm
     assert calls[1] == first[3:]
     statuses = {r.name: r.status for r in report.mutants}
     assert [statuses[n] for n in first[:3]] == ["killed"] * 3 and list(statuses) == first
-    with pytest.raises(ConfigError, match="cannot resume from .*journal.*another tier, case list or versions"):
+    with pytest.raises(JournalError, match="cannot resume from .*journal.*another tier, case list or versions"):
         run.mutate(**{**args, "filter": "_g4_.*_qa8w8_"}, resume=True)
     report = run.mutate(**args)  # without --resume the journal starts afresh
     assert calls[-1] == first
+
+
+def test_a_journal_that_is_not_one_is_refused_in_one_line(tmp_path):
+    from harness.mutation.journal import Journal
+
+    path = tmp_path / "j.jsonl"
+    path.write_text("not json\n")
+    with pytest.raises(JournalError, match=r"cannot resume from .*j\.jsonl: its first line is not a journal's key"):
+        Journal(path, {"tier": "smoke"}, resume=True)
+    assert Journal(path, {"tier": "smoke"}, resume=False).verdicts == []  # without --resume it starts afresh
 
 
 def test_a_survivor_that_changed_output_bits_is_counted_apart(monkeypatch):
@@ -369,7 +380,7 @@ def test_a_case_that_fails_without_a_mutant_judges_no_mutant(tmp_path, monkeypat
 
     monkeypatch.setattr(run, "trace", fake_trace)
     monkeypatch.setattr(run, "run_mutants", fake_run)
-    report = run.mutate(tier="smoke", targets=["decompose_grouped_conv_pass"], function="_slice_inputs",
+    report = run.mutate(tier="smoke", modules=["decompose_grouped_conv_pass"], function="_slice_inputs",
                         out=tmp_path, filter="_g4_.*_qfp32_")
     assert len(report.not_green) == 1 and report.not_green[0] not in seen["cases"] and seen["cases"]
     assert "1 cases were not green without a mutant" in (tmp_path / "mutation.md").read_text()
