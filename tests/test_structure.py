@@ -23,23 +23,21 @@ def _module_name(path: Path) -> str:
 MODULES = {_module_name(p): p for p in sorted(ROOT.rglob("*.py"))}
 
 
-def _type_checking_only(node: ast.AST, parents: dict) -> bool:
-    while node in parents:
-        node = parents[node]
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            return True
-    return False
+def _type_checking_only(tree: ast.AST) -> set[int]:
+    """ids of the nodes under an `if TYPE_CHECKING:` (imports for annotations, never run)."""
+    return {id(n) for node in ast.walk(tree) if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+            for stmt in node.body for n in ast.walk(stmt)}
 
 
 def _imports(name: str) -> tuple[set[str], set[str]]:
     """(harness modules, external top-level packages) that module `name` imports, anywhere in its body."""
     path = MODULES[name]
     tree = ast.parse(path.read_text())
-    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    annotation_only = _type_checking_only(tree)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     targets: set[str] = set()
     for node in ast.walk(tree):
-        if _type_checking_only(node, parents):
+        if id(node) in annotation_only:
             continue
         if isinstance(node, ast.Import):
             targets |= {a.name for a in node.names}
@@ -109,6 +107,7 @@ LAYERS: tuple[tuple[str, str], ...] = (
     ("bisect", "from a wrong number to its cause"),
     ("report", "summary, HTML, JUnit, diffs"),
     ("cli", "the command line"),
+    ("pytest_plugin", "the pytest plugin: options, packs kept on a worker, results merged"),
     ("__main__", "python -m harness"),
 )
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import functools
 import gc
-import importlib
 import logging
+import sys
 import warnings
 
 _SETUP_DONE = False
@@ -90,8 +90,8 @@ _GRAPH_PINNING_CACHES = (
 
 
 def release_graph_caches() -> None:
-    for module, name in _GRAPH_PINNING_CACHES:
-        fn = getattr(importlib.import_module(module), name, None)
+    for module, name in _GRAPH_PINNING_CACHES:  # a module never imported holds nothing: it is not imported here
+        fn = getattr(sys.modules.get(module), name, None)
         if hasattr(fn, "cache_clear"):
             fn.cache_clear()
     _release_generated_sources()

@@ -25,7 +25,7 @@ import copy
 import dataclasses
 import time
 from dataclasses import dataclass
-from typing import Callable, TypeVar
+from typing import TYPE_CHECKING, Callable, TypeVar
 
 import torch
 
@@ -34,14 +34,14 @@ from harness.build.dynamic import export_dims, run_configs
 from harness.build.model import CaseModule, build_model
 from harness.config import ConvConfig
 from harness.judging.judge import Judge, Judgement
-from harness.lowering.lower import Artifact
-from harness.lowering.lower import lower as lower_program
-from harness.lowering.quantize import quantize
 from harness.policy.targets import Target
 from harness.qparams import QuantizedModel
 from harness.results.case_result import Outcome
 from harness.results.stages import BUILD, JUDGE, LOWER, QUANTIZE, RUN
 from harness.runners.base import Runner, RunnerError
+
+if TYPE_CHECKING:
+    from harness.lowering.lower import Artifact
 
 STAGE_OUTCOME = {
     BUILD: Outcome.HARNESS_ERROR,
@@ -125,6 +125,7 @@ def prepare(config: ConvConfig, seed: int, target: Target, timings: dict[str, fl
     quantized = None
     program: torch.nn.Module = model
     if config.is_quantized:
+        from harness.lowering.quantize import quantize  # ExecuTorch's quantizer: imported where it is used
         # Calibrated on every size it will run at, as a deployed dynamic model would be.
         calibration = tuple(sample for _, t in runs for sample in t.calibration)
         quantized = timed(QUANTIZE, timings, quantize, model, tensors.inputs, config.scheme, target, calibration,
@@ -138,6 +139,8 @@ def prepare(config: ConvConfig, seed: int, target: Target, timings: dict[str, fl
 
 # -- lower -----------------------------------------------------------------------------
 def lower(p: Prepared, timings: dict[str, float] | None = None) -> Artifact:
+    from harness.lowering.lower import lower as lower_program  # ExecuTorch's lowering: imported here, not on import
+
     timings = {} if timings is None else timings
     c = p.config
     artifact = timed(LOWER, timings, lower_program, p.program, p.example_inputs, c.scheme, p.target,

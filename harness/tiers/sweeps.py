@@ -7,6 +7,8 @@ match between `-n 0` and `-n auto` and between runs.
 
 from __future__ import annotations
 
+import functools
+
 from harness.tiers import compositions, models, strategies, structural
 from harness.contexts.names import CONTEXT_NAMES
 from harness.config import DATASETS, ConfigError, ConvConfig, parse_descriptor
@@ -308,6 +310,18 @@ def listed(path: str) -> list[ConvConfig]:
     return out
 
 
+@functools.lru_cache(maxsize=None)
+def _tier(name: str, target: str) -> tuple[ConvConfig, ...]:
+    """The tier's own cases and their mirrored twins (computed once a process: nightly's take ~1.5 s, and the
+    configs are frozen)."""
+    t = get_target(target)
+    cases = SWEEPS[name]() if t.backend == "tosa" else ethos_u(name, t)
+    twins = [c for c in strategies.mirrored(cases) if _is_case_of(t, c)]  # after the tier: it stays as it was
+    if name in STATIC_TWINS_ONLY:
+        twins = [c for c in twins if c.dynamic == "none"]
+    return tuple(cases + twins)
+
+
 def sweep(name: str, random: int = 0, seed: int = 0, target: str = DEFAULT_TARGET) -> list[ConvConfig]:
     """The cases of sweep `name` for `target`, each once, in a fixed order; `random` more
     seeded random cases appended (those the target takes). `@FILE` names a batch file of descriptors
@@ -320,11 +334,7 @@ def sweep(name: str, random: int = 0, seed: int = 0, target: str = DEFAULT_TARGE
     if random < 0:
         raise ConfigError(f"invalid --random {random}: must be >= 0")
     t = get_target(target)
-    cases = SWEEPS[name]() if t.backend == "tosa" else ethos_u(name, t)
-    twins = [c for c in strategies.mirrored(cases) if _is_case_of(t, c)]  # after the tier: it stays as it was
-    if name in STATIC_TWINS_ONLY:
-        twins = [c for c in twins if c.dynamic == "none"]
-    cases += twins
+    cases = list(_tier(name, t.name))
     if random:
         cases += [c for c in strategies.random_cases(random, seed=1000 + seed) if _is_case_of(t, c)]
     return strategies.unique(cases)

@@ -118,6 +118,7 @@ def _count(db: Path) -> int:
         return 0
 
 
+@pytest.mark.processes
 def test_sigkill_mid_sweep_loses_no_finished_case(tmp_path):
     db, results = tmp_path / "h.sqlite", tmp_path / "r" / "results.jsonl"
     proc = subprocess.Popen([sys.executable, "-c", SWEEP, str(db), str(results), ""], cwd=ROOT,
@@ -136,6 +137,7 @@ def test_sigkill_mid_sweep_loses_no_finished_case(tmp_path):
     assert summary.run.status == "running" and summary.run.expected > len(recorded)
 
 
+@pytest.mark.processes
 def test_two_sweeps_write_into_one_database_at_once(tmp_path):
     db = tmp_path / "h.sqlite"
     procs = [subprocess.Popen([sys.executable, "-c", SWEEP, str(db), str(tmp_path / f"r{i}" / "results.jsonl"),

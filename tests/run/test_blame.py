@@ -32,7 +32,7 @@ def test_an_import_of_a_missing_name_is_blamed_on_the_module_that_imports_it():
     def import_missing():
         from harness.speedups import skip_retrace
 
-        exec(compile("from executorch.exir.graph_module import no_such_name", skip_retrace.__file__, "exec"), {})
+        exec(compile("from torch.fx.graph_module import no_such_name", skip_retrace.__file__, "exec"), {})
 
     e = _raised(import_missing)
     assert isinstance(e, ImportError) and harness_origin(e, e) == "harness.speedups.skip_retrace"

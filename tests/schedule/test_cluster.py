@@ -23,6 +23,7 @@ def _sweep(tmp_path, name: str, **kw):
                                   db=tmp_path / "h.sqlite", **kw))
 
 
+@pytest.mark.processes
 def test_a_crash_and_a_hang_on_the_cluster_cost_only_their_cases(tmp_path):
     crashed = _sweep(tmp_path, "crash", cluster="local", case_fn="tests.crashing_case:run_case")
     hung = _sweep(tmp_path, "hang", cluster="local", case_fn="tests.hanging_case:run_case", time_limit=5.0)

@@ -10,6 +10,7 @@ from harness.results.case_result import Outcome
 from harness.run.settings import RunSettings
 
 
+@pytest.mark.processes
 def test_a_dying_worker_costs_only_its_case():
     descriptors = [f"conv2d_ic{ic}_oc4_i8x8_k3" for ic in (1, 2, 3, 4, 5, 6, 3, 8)]
     configs = [parse_descriptor(d) for d in descriptors]
@@ -29,6 +30,7 @@ def test_a_dying_worker_costs_only_its_case():
 
 
 @pytest.mark.parametrize("stand_in, why", [("crashing_case", "exit code 3"), ("hanging_case", "timeout")])
+@pytest.mark.processes
 def test_a_lost_pack_costs_no_case_its_cases_run_again_alone(stand_in, why):
     descriptors = [f"conv2d_ic{ic}_oc4_i8x8_k3" for ic in (1, 2, 3, 4, 5, 6, 7, 8)]
     configs = [parse_descriptor(d) for d in descriptors]
@@ -44,6 +46,7 @@ def test_a_lost_pack_costs_no_case_its_cases_run_again_alone(stand_in, why):
             assert r.outcome is Outcome.PASS and r.packed == (0 if ic <= 4 else 4), (ic, r.packed)
 
 
+@pytest.mark.processes
 def test_a_hanging_case_is_a_timeout_and_the_sweep_goes_on():
     descriptors = [f"conv2d_ic{ic}_oc4_i8x8_k3" for ic in (1, 3, 2, 4, 5)]
     configs = [parse_descriptor(d) for d in descriptors]
@@ -59,6 +62,7 @@ def test_a_hanging_case_is_a_timeout_and_the_sweep_goes_on():
             assert r.outcome is Outcome.PASS
 
 
+@pytest.mark.processes
 def test_a_sweep_with_a_hanging_case_records_the_timeout_and_every_other_case(tmp_path):
     from harness.history.db import History
     from harness.schedule.sweep import SweepRequest, run_sweep
@@ -74,6 +78,7 @@ def test_a_sweep_with_a_hanging_case_records_the_timeout_and_every_other_case(tm
         assert len(h.results(done.run.run_id)) == done.run.expected
 
 
+@pytest.mark.processes
 def test_a_worker_whose_memory_grows_past_the_limit_is_recycled():
     from harness.schedule.parallel import WorkerStats
 

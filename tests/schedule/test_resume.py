@@ -30,6 +30,7 @@ def _killed_run(tmp_path, finished: int, cut: bool = True) -> list[str]:
     return order
 
 
+@pytest.mark.processes
 def test_a_killed_run_resumes_under_its_id_and_runs_only_the_rest(tmp_path):
     order = _killed_run(tmp_path, 4)
     assert len(order) > 8

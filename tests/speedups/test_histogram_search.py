@@ -67,6 +67,7 @@ def test_threshold_compares_in_float32_like_torch() -> None:
     assert histogram_search._f32(16777217.0) == 16777216.0
 
 
+@pytest.mark.lowering  # installs every speed-up: each probe imports what it patches
 def test_installed_when_its_probe_passes() -> None:
     from harness.speedups import state
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import torch
 
 from harness.speedups import lazy_compile, skip_retrace
@@ -31,12 +33,14 @@ def _inference(module) -> torch.export.ExportedProgram:
         return exported.run_decompositions({})
 
 
+@pytest.mark.lowering  # ExecuTorch's exir: what the speed-up reads
 def test_exported_program_is_never_skipped():
     exported = torch.export.export(_Conv(), (torch.randn(1, 2, 5, 5),))
     assert exported.dialect == "TRAINING"
     assert not skip_retrace.nothing_to_decompose(exported, {torch.ops.aten.mul.Tensor: None})
 
 
+@pytest.mark.lowering  # ExecuTorch's exir: what the speed-up reads
 def test_skips_only_when_no_node_is_in_the_table():
     program = _inference(_Conv())
     assert program.dialect == "ATEN"
@@ -46,6 +50,7 @@ def test_skips_only_when_no_node_is_in_the_table():
     assert not skip_retrace.nothing_to_decompose(program, None)  # torch's default table
 
 
+@pytest.mark.lowering  # ExecuTorch's exir: what the speed-up reads
 def test_looks_inside_control_flow_branches():
     program = _inference(_Cond())
     assert any(n.target is torch.ops.higher_order.cond for n in program.graph.nodes)
@@ -53,6 +58,7 @@ def test_looks_inside_control_flow_branches():
     assert skip_retrace.nothing_to_decompose(program, {torch.ops.aten.tanh.default: None})
 
 
+@pytest.mark.lowering  # ExecuTorch's exir: what the speed-up reads
 def test_skips_only_inside_the_lowering():
     from harness.speedups import state
 
@@ -68,6 +74,7 @@ def test_skips_only_inside_the_lowering():
     assert retraced is not program
 
 
+@pytest.mark.lowering  # ExecuTorch's exir: what the speed-up reads
 def test_the_probe_asks_for_what_it_calls(monkeypatch):
     import executorch.exir.graph_module as graph_module
 

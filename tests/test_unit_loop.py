@@ -1,0 +1,55 @@
+"""The unit loop's guard (tests/conftest.py): a test outside the `lowering` mark that imports ExecuTorch's
+lowering fails, naming the module; a marked one does not."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.lowering  # the probe tests import executorch.exir (in a child pytest)
+
+PROBE = '''
+import pytest
+
+def test_imports_the_lowering_unmarked():
+    import executorch.exir  # noqa: F401
+
+@pytest.mark.lowering
+def test_imports_it_marked():
+    import executorch.exir  # noqa: F401
+
+def test_plain():
+    pass
+'''
+
+
+def test_a_test_outside_the_mark_that_imports_the_lowering_fails_naming_it(tmp_path):
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    shutil.copy(Path(__file__).with_name("conftest.py"), tests / "conftest.py")
+    (tests / "test_probe.py").write_text(PROBE)
+    args = [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider", "-rA",
+            "-o", "markers=lowering", "--rootdir", str(tmp_path), str(tests)]
+    proc = subprocess.run(args + ["-k", "unmarked or plain"], cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 1, proc.stdout[-2000:]
+    assert "FAILED tests/test_probe.py::test_imports_the_lowering_unmarked" in proc.stdout
+    assert "a test without the 'lowering' mark imported executorch.exir" in proc.stdout
+    assert "PASSED tests/test_probe.py::test_plain" in proc.stdout
+    marked = subprocess.run(args + ["-k", "marked and not unmarked"], cwd=tmp_path, capture_output=True, text=True)
+    assert marked.returncode == 0 and "1 passed" in marked.stdout, marked.stdout[-2000:]
+
+
+def test_a_module_that_imports_the_lowering_while_collected_stops_a_run_that_selects_no_lowering(tmp_path):
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    shutil.copy(Path(__file__).with_name("conftest.py"), tests / "conftest.py")
+    (tests / "test_heavy.py").write_text("import executorch.exir  # noqa: F401\n\ndef test_x():\n    pass\n")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider",
+                           "-o", "markers=lowering", "--rootdir", str(tmp_path), str(tests), "-m", "not lowering"],
+                          cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 4, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "collecting the tests imported executorch.exir" in proc.stderr, proc.stderr[-2000:]
