@@ -112,11 +112,17 @@ def _writing_s(results_path: Path) -> float:
     return elapsed / max(1, len(results))
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def tier_parser(doc: str) -> argparse.ArgumentParser:
+    """The options every tier benchmark takes: which tier, how many workers, which descriptors."""
+    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
     parser.add_argument("--sweep", default="smoke")
     parser.add_argument("-j", "--jobs", type=int, default=2)
     parser.add_argument("--filter", help="only descriptors matching this regex")
+    return parser
+
+
+def main() -> int:
+    parser = tier_parser(__doc__)
     parser.add_argument("--cases", type=Path, help="only the descriptors listed in this file (a tier as it stood)")
     parser.add_argument("--alone-results", type=Path, help="an earlier --pack 1 run's results, instead of a new run")
     parser.add_argument("--alone-wall-s", type=float, help="that run's wall time (its summary.md says it)")

@@ -1,38 +1,10 @@
-"""The sweep: one test per conv case (selected by --sweep / --case, see conftest)."""
+"""The sweep in this repository's test run: the packaged sweep test (harness.pytest_plugin.test_cases), marked
+as a lowering, whole-tier run. Select cases with the plugin's `--harness-*` options."""
 
 from __future__ import annotations
 
 import pytest
 
-from harness.results.case_result import CaseResult, Outcome
+from harness.pytest_plugin.test_cases import test_case  # noqa: F401 - collected here
 
 pytestmark = [pytest.mark.lowering, pytest.mark.tier]
-
-
-def check_result(result: CaseResult) -> None:
-    """Turn a case result into the pytest verdict, with the repro line."""
-    detail = f"{result.outcome.value}: {result.reason}\n__REPRO: {result.repro}"
-    worst = result.metrics.get("worst")
-    if worst:
-        detail += f"\nworst element: {worst}"
-    if result.artifacts:
-        detail += f"\nartifacts: {result.artifacts}"
-    if result.stale:
-        pytest.fail(f"stale expectation: {result.stale}\n__REPRO: {result.repro}", pytrace=False)
-    if result.outcome is Outcome.SKIPPED:
-        pytest.skip(result.reason)
-    if result.outcome is Outcome.MISTRUSTED:  # proves nothing: not a pass, not a failure
-        pytest.xfail(f"mistrusted: {result.reason}")
-    if result.outcome is Outcome.KNOWN_ISSUE:
-        pytest.xfail(f"known issue {result.issue} (actual outcome {result.actual_outcome}); see the results file")
-    if not result.outcome.ok:
-        pytest.fail(detail, pytrace=False)
-
-
-def test_case(conv_case, harness_run):
-    from harness.run.execute import run_case
-
-    result = run_case(conv_case, harness_run.seed, harness_run.target, keep_dir=harness_run.artifacts_dir,
-                      canary=harness_run.canary, run_id=harness_run.run_id)
-    harness_run.record(result)
-    check_result(result)
