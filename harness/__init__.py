@@ -11,3 +11,7 @@ import sys as _sys
 _OVERLAY = _os.environ.get("HARNESS_EXECUTORCH_PATH")
 if _OVERLAY and _OVERLAY not in _sys.path:
     _sys.path.insert(0, _OVERLAY)
+
+from harness import quiet as _quiet  # noqa: E402 - the libraries' known noise, filtered before they load
+
+_quiet.install()

@@ -79,6 +79,7 @@ def test_the_import_graph_has_no_circle():
 
 # The layers, bottom first: each package of harness (or top-level module) may import only from those below it.
 LAYERS: tuple[tuple[str, str], ...] = (
+    ("quiet", "the libraries' known noise, filtered where it arises"),
     ("descriptor", "the descriptor grammar and ConfigError: words, no harness import"),
     ("blame", "whose an exception is; the Verdict and BackendImportError types"),
     ("qparams", "quantization parameters read from a converted graph: neutral for the judge"),
