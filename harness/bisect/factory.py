@@ -31,12 +31,45 @@ def load_factory(spec: str) -> Callable[[], object]:
             location.loader.exec_module(module)
         else:
             module = importlib.import_module(module_name)
-    except (ImportError, FileNotFoundError) as e:
-        raise ConfigError(f"invalid model {spec!r}: cannot import {module_name} ({e})") from None
+    except Exception as e:  # noqa: BLE001 - the user's module, whatever its import raises (a torchvision whose
+        # compiled ops do not load beside this torch raises RuntimeError), is one line naming it
+        raise ConfigError(f"invalid model {spec!r}: cannot import {module_name} "
+                          f"({type(e).__name__}: {_first_line(e)})") from None
     factory = getattr(module, name, None)
     if not callable(factory):
         raise ConfigError(f"invalid model {spec!r}: {module_name} has no callable {name}")
     return factory
+
+
+def _first_line(e: BaseException) -> str:
+    return (str(e).strip().splitlines() or [""])[0][:300]
+
+
+def build_model(spec: str, factory: Callable[[], object]):
+    """The factory's module in eval mode; ConfigError if the factory raises or returns no `torch.nn.Module`."""
+    import torch
+
+    try:
+        model = factory()
+    except Exception as e:  # noqa: BLE001 - the user's factory: whatever it raises is one line naming it
+        raise ConfigError(f"invalid model {spec!r}: the factory raised {type(e).__name__}: {_first_line(e)}") from None
+    if not isinstance(model, torch.nn.Module):
+        raise ConfigError(f"invalid model {spec!r}: the factory returned a {type(model).__name__}, "
+                          "not a torch.nn.Module")
+    return model.eval()
+
+
+def check_forward(spec: str, model, sample) -> None:
+    """ConfigError if the model cannot run on `sample` (a wrong --input shape, a model that wants other inputs)."""
+    import torch
+
+    try:
+        with torch.no_grad():
+            model(sample)
+    except Exception as e:  # noqa: BLE001 - the user's model: whatever its forward raises is one line naming it
+        shape = "x".join(map(str, sample.shape))
+        raise ConfigError(f"invalid model {spec!r}: it takes no input of shape {shape} "
+                          f"({type(e).__name__}: {_first_line(e)}); give --input") from None
 
 
 def parse_shape(text: str) -> tuple[int, ...]:

@@ -24,7 +24,7 @@ from typing import Callable
 
 import torch
 
-from harness.bisect.factory import load_factory, parse_shape  # noqa: F401  (the verb's checks, torch-free)
+from harness.bisect.factory import build_model, check_forward, load_factory, parse_shape  # noqa: F401
 from harness.build import captured
 from harness.config import CAPTURED, ConfigError, ConvConfig
 from harness.judging.compare import sqnr_db
@@ -179,7 +179,7 @@ def run_network(spec: str, scheme: str = "a8w8", target: str = "tosa", input_sha
     factory = factory or load_factory(spec)
     start = time.perf_counter()
     torch.manual_seed(seed)  # the network's random initialization: the same model on every call
-    model = factory().eval()
+    model = build_model(spec, factory)
     shape = input_shape or getattr(model, "example_input_shape", None)
     if shape is None:
         raise ConfigError(f"model {spec} declares no example_input_shape: give --input, e.g. 1x3x224x224")
@@ -188,6 +188,7 @@ def run_network(spec: str, scheme: str = "a8w8", target: str = "tosa", input_sha
                           "at a time)")
     g = torch.Generator().manual_seed(seed)
     xs = [torch.randn(shape, generator=g) for _ in range(samples)]
+    check_forward(spec, model, xs[0])
     report = NetworkReport(spec, scheme, target, list(shape), samples)
     if recalibrate or getattr(model, "recalibrate_batch_norm", False):
         report.recalibrated = recalibrate_batch_norm(model, xs)

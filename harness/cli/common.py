@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130  # 130: the shell's code for Ctrl-C
 
 
 def history_of(args):

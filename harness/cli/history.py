@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from harness.cli.common import EXIT_FAIL, EXIT_OK
-from harness.history.db import History, HistoryError, RunInfo
+from harness.history.db import INTERRUPTED, History, HistoryError, RunInfo
 from harness.results.case_result import CaseResult
 from harness.cli import options
 
@@ -44,14 +44,15 @@ def cmd_import(args) -> int:
 
 def load(history: History | None, ref: str, db: str, like: RunInfo | None = None,
          before: float | None = None) -> tuple[str, RunInfo | None, list[CaseResult]]:
-    """(label, run, results) of a run id, 'last', 'last-green' or a results file."""
+    """(label, run, results) of a run id, 'last', 'last-green' or a results file; with `like`, never that run
+    itself (a resumed run started before it ended)."""
     if Path(ref).is_file() or ref.endswith(".jsonl"):
         from harness.results.store import read_results
 
         return ref, None, read_results(ref)
     if history is None:
         raise HistoryError(f"no history database {db} to find run {ref!r} in")
-    run_id = history.resolve(ref, like=like, before=before)
+    run_id = history.resolve(ref, like=like, before=before, excluding=like.run_id if like else "")
     return run_id, history.run(run_id), history.results(run_id)
 
 
@@ -67,7 +68,7 @@ def cmd_diff(args) -> int:
     finally:
         if history is not None:
             history.close()
-    d = diff(base, new, base_label, new_label)
+    d = diff(base, new, base_label, new_label, interrupted=bool(new_run and new_run.status == INTERRUPTED))
     render = {"text": diff_format.to_text, "markdown": diff_format.to_markdown, "json": diff_format.to_json}
     print(render[args.format](d), end="" if args.format != "json" else "\n")
     return EXIT_FAIL if d.regression else EXIT_OK
@@ -86,7 +87,7 @@ def cmd_report(args) -> int:
         if args.baseline != "none":
             try:
                 base_label, _, base = load(history, args.baseline, args.db, like=run, before=run.started)
-                d = diff(base, results, base_label, run.run_id)
+                d = diff(base, results, base_label, run.run_id, interrupted=run.status == INTERRUPTED)
             except HistoryError as e:
                 if args.baseline not in ("last", "last-green"):
                     raise

@@ -2,7 +2,8 @@
 
 Exit status: 0 when every case is green (for `diff` and `nightly`: no
 regression), 1 when not, 2 for bad input: a bad descriptor, sweep, option,
-run id, results file or database, named in one line on stderr.
+run id, results file or database, an unwritable path, named in one line on
+stderr; 130 when interrupted (Ctrl-C), in one line, every finished case kept.
 """
 
 from __future__ import annotations
@@ -12,13 +13,14 @@ import sys
 
 from harness.blame import BackendImportError, backend_import_error
 from harness.cli import bisect, cases, doctor, history, mutate, registry, sweeps
+from harness.cli.common import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE  # noqa: F401 - the exit codes, re-exported
+from harness.cli.paths import check_writes
 from harness.config import ConfigError
 from harness.history.db import HistoryError
 from harness.mutation.journal import JournalError
 from harness.overlays import OverlayError
 from harness.results.store import ResultsFileError
 
-EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 VERBS = ("list", "run", "sweep", "canaries", "runs", "import", "merge", "diff", "report", "nightly", "bisect", "shrink", "repro", "model",
          "mutate", "doctor", "registry")
 MODULES = (cases, sweeps, history, bisect, mutate, registry, doctor)  # each adds its verbs (`add_parsers`)
@@ -50,9 +52,13 @@ def main(argv: list[str] | None = None) -> int:
     p, commands = parser()
     args = p.parse_args(argv)
     try:
+        check_writes(args.verb, args)  # before any work: an unwritable path is one line, not a traceback later
         if getattr(args, "executorch", ""):
             use_executorch(args.executorch)
         return commands[args.verb](args)
+    except KeyboardInterrupt:  # Ctrl-C at any moment: each finished case is already on disk and in the history
+        print(f"\ninterrupted: python -m harness {args.verb} stopped (Ctrl-C); what finished is kept", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except (ConfigError, ResultsFileError, HistoryError, JournalError, BackendImportError, OverlayError) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE

@@ -40,7 +40,7 @@ def _progress(total: int, enabled: bool):
     return on_result, bar
 
 
-def _baseline_diff(history, run, results):
+def _baseline_diff(history, run, results, interrupted: bool = False):
     """The diff against the last green run of the same kind before this one, or None when there is none."""
     from harness.history.db import HistoryError
     from harness.history.diff import diff
@@ -48,10 +48,10 @@ def _baseline_diff(history, run, results):
     if history is None:
         return None
     try:
-        base_id = history.resolve("last-green", like=run, before=run.started)
+        base_id = history.resolve("last-green", like=run, before=run.started, excluding=run.run_id)
     except HistoryError:
         return None
-    return diff(history.results(base_id), results, base_id, run.run_id)
+    return diff(history.results(base_id), results, base_id, run.run_id, interrupted)
 
 
 def _sweep(args, tier: str, results: Path | None, db: Path | None):
@@ -75,12 +75,15 @@ def _sweep(args, tier: str, results: Path | None, db: Path | None):
         print(f"\ninterrupted: {len(done.results)} of {done.run.expected} results kept in {done.results_path}",
               file=sys.stderr)
     summary = summarize(done.results, f"Sweep `{tier}`")
+    if done.interrupted:
+        summary += (f"\n**Interrupted** after {len(done.results)} of {done.run.expected} cases; the rest did not run "
+                    f"(`--resume` runs only those).\n")
     summary += f"\nRun {done.run.run_id}: wall time {done.run.wall_s:.1f} s with {args.jobs} worker(s).\n"
     out = done.results_path.parent
     (out / "summary.md").write_text(summary)
     history = History(db) if db else None
     try:
-        d = _baseline_diff(history, done.run, done.results)
+        d = _baseline_diff(history, done.run, done.results, done.interrupted)
         write_report(history, done.run, done.results, out, d)
     finally:
         if history is not None:

@@ -233,13 +233,14 @@ class History(contextlib.AbstractContextManager):
                 break
         return out
 
-    def resolve(self, ref: str, like: RunInfo | None = None, before: float | None = None) -> str:
+    def resolve(self, ref: str, like: RunInfo | None = None, before: float | None = None, excluding: str = "") -> str:
         """A run id from `ref`: a run id, 'last' (newest complete run) or 'last-green' (newest complete run
-        whose every case is green); with `like`, among runs of the same kind; with `before`, older ones only."""
+        whose every case is green); with `like`, among runs of the same kind; with `before`, older ones only;
+        never the run `excluding` names (a resumed run, whose start is older than its end)."""
         if ref not in ("last", "last-green"):
             return self.run(ref).run_id
         for s in self.summaries(like=like):
-            if s.run.status != COMPLETE or (before is not None and s.run.started >= before):
+            if s.run.status != COMPLETE or (before is not None and s.run.started >= before) or s.run.run_id == excluding:
                 continue
             if ref == "last" or s.all_green:
                 return s.run.run_id

@@ -59,6 +59,7 @@ class Diff:
     same_inputs: bool = False  # identical versions, seeds, target and canary: outcomes had to be equal
     backends: tuple[str, str] = ("", "")  # the ExecuTorch each side ran on
     behaviour: list[BehaviourChange] = field(default_factory=list)  # when they differ: what the backend did differently
+    not_run: int = 0  # the new run was interrupted: base cases it never reached (not counted as removed)
 
     @property
     def regression(self) -> bool:
@@ -94,7 +95,10 @@ def _fingerprint(results: list[CaseResult]) -> set[tuple]:
     return {(json.dumps(r.versions, sort_keys=True), r.seed, r.target, r.canary) for r in results}
 
 
-def diff(base: list[CaseResult], new: list[CaseResult], base_label: str = "base", new_label: str = "new") -> Diff:
+def diff(base: list[CaseResult], new: list[CaseResult], base_label: str = "base", new_label: str = "new",
+         interrupted: bool = False) -> Diff:
+    """What changed from `base` to `new`; `interrupted`: `new` stopped early, so a base case it lacks was not
+    reached, not removed."""
     d = Diff(base_label, new_label)
     fb, fn = _fingerprint(base), _fingerprint(new)
     d.same_inputs = bool(base) and bool(new) and len(fb) == 1 and fb == fn
@@ -120,7 +124,11 @@ def diff(base: list[CaseResult], new: list[CaseResult], base_label: str = "base"
                 d.changed.append((b, n))
         elif n.green:
             d.drift += _drift(b, n)
-    d.removed = [b for desc, b in before.items() if desc not in after]
+    missing = [b for desc, b in before.items() if desc not in after]
+    if interrupted:
+        d.not_run = len(missing)
+    else:
+        d.removed = missing
     d.backends = (_backend(base), _backend(new))
     if d.backends[0] != d.backends[1]:
         d.behaviour = behaviour_changes(base, new)

@@ -40,7 +40,8 @@ def _sections(d: Diff) -> list[tuple[str, list[str]]]:
 def headline(d: Diff) -> str:
     counts = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in d.counts().items() if n)
     verdict = "REGRESSION" if d.regression else "no regression"
-    return f"{verdict}: {d.new} against {d.base}" + (f" ({counts})" if counts else " (no changes)")
+    partial = f"; interrupted: {d.not_run} case(s) of {d.base} not reached" if d.not_run else ""
+    return f"{verdict}: {d.new} against {d.base}" + (f" ({counts}{partial})" if counts else f" (no changes{partial})")
 
 
 def to_text(d: Diff) -> str:

@@ -61,6 +61,8 @@ def files(tmp_path):
     f["missing.jsonl"] = str(tmp_path / "missing.jsonl")
     put("batch-bad.txt", "# cases\nconv2d_ic8_oc8_i8x8_k3\nconv9d_nope\n")
     put("batch-empty.txt", "# nothing here\n")
+    put("broken_import.py", "raise RuntimeError('operator torchvision::nms does not exist')\n")
+    put("raising.py", "def net():\n    raise ValueError('no weights here')\n")
     return f
 
 
@@ -119,6 +121,26 @@ CASES = [  # (arguments, with {file} placeholders; a fragment of the one line)
     (["model", "harness.networks.resnet:resnet99"], "has no callable resnet99"),
     (["model", "harness.networks.kws:m5", "--input", "1x1xabc"], "invalid --input=1x1xabc"),
     (["model", "harness.networks.kws:m5", "--scheme", "a9w9"], "invalid --scheme=a9w9"),
+    # every path a verb writes is checked before any work
+    (["sweep", "--results", "/proc/nope/r.jsonl", "--no-history"], "invalid --results /proc/nope/r.jsonl: cannot "
+                                                                    "write there (No such file or directory"),
+    (["sweep", "--db", "/proc/nope/h.sqlite"], "invalid --db /proc/nope/h.sqlite: cannot write there"),
+    (["sweep", "--results", "{dir}", "--no-history"], "it is a directory; a file path is needed"),
+    (["repro", "conv2d_ic8_oc8_i8x8_k3", "--out", "/proc/x.py"], "invalid --out /proc/x.py: cannot write there "
+                                                                  "(no file can be made in /proc"),
+    (["run", "conv2d_ic8_oc8_i8x8_k3", "--keep", "/proc/k"], "invalid --keep /proc/k: cannot write there"),
+    (["report", "last", "--db", "{h.sqlite}", "--out", "{good.jsonl}"], "it is a file; a directory is needed"),
+    (["nightly", "--out", "/proc/n"], "invalid --out /proc/n: cannot write there"),
+    (["merge", "{good.jsonl}", "--out", "{dir}", "--db", "{h.sqlite}"], "it is a directory"),
+    (["mutate", "--out", "/proc/m"], "invalid --out /proc/m: cannot write there"),
+    (["model", "harness.networks.kws:m5", "--out", "/proc/m"], "invalid --out /proc/m: cannot write there"),
+    # a model factory: whatever its module raises on import, what it returns, what its module takes
+    (["model", "{broken_import.py}:net", "--out", "{dir}/m"], "cannot import {dir}/broken_import.py (RuntimeError: "
+                                                             "operator torchvision::nms does not exist)"),
+    (["model", "{raising.py}:net", "--out", "{dir}/m"], "the factory raised ValueError: no weights here"),
+    (["model", "os:getcwd", "--out", "{dir}/m"], "the factory returned a str, not a torch.nn.Module"),
+    (["model", "harness.networks.resnet:resnet18", "--input", "1x5x8x8", "--out", "{dir}/m"],
+     "it takes no input of shape 1x5x8x8 (RuntimeError: Given groups=1, weight of size [64, 3, 7, 7]"),
 ]
 
 
@@ -128,7 +150,7 @@ def test_malformed_input_is_exit_2_and_one_line(files, capsys, args, fragment):
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: ") and len(err.splitlines()) == 1, err
-    assert fragment in err, err
+    assert _fill(fragment, files) in err, err
 
 
 def test_there_are_at_least_25_of_them():
@@ -139,3 +161,20 @@ def _fill(arg: str, files: dict) -> str:
     for name, path in files.items():
         arg = arg.replace("{" + name + "}", path)
     return arg
+
+
+@pytest.mark.parametrize("verb, args, where", [
+    ("report", ["last", "--db", "{h.sqlite}", "--out", "{dir}/r"], ("harness.report.html", "write_report")),
+    ("list", ["--sweep", "smoke"], ("harness.tiers.selection", "select")),
+])
+def test_ctrl_c_at_any_moment_is_one_line_and_exit_130(files, capsys, monkeypatch, verb, args, where):
+    """Ctrl-C while the report is drawn (matplotlib's KeyboardInterrupt, once a traceback) or while cases are listed."""
+    import importlib
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(importlib.import_module(where[0]), where[1], interrupted)
+    assert main([verb] + [_fill(a, files) for a in args]) == 130
+    err = capsys.readouterr().err.strip()
+    assert err == f"interrupted: python -m harness {verb} stopped (Ctrl-C); what finished is kept", err
