@@ -15,6 +15,55 @@ from harness.cli.common import EXIT_OK
 from harness.cli import options
 
 
+# (name, how it is found, what it is for, how to get it): the tools beyond the Python packages
+TOOLS = (
+    ("vela", "module:ethosu.vela", "Ethos-U targets: Vela's compile of each case", "pip install 'executorch[ethos-u]'"),
+    ("FVP (Corstone)", "exe:FVP_Corstone_SSE-300_Ethos-U55", "the *-fvp targets: running on the Ethos-U model",
+     "Arm's Corstone-300/320 FVP, a separate download; put it on PATH or in $HARNESS_FVP_DIR"),
+    ("ray", "module:ray", "--cluster: a sweep over a Ray cluster", "pip install -e '.[cluster]'"),
+    ("chromium", "exe:chromium", "the report's browser test (tests/report)", "apt-get install chromium"),
+    ("git", "exe:git", "bisect commits, --executorch PATH@REV", "apt-get install git"),
+)
+
+
+def tools() -> dict:
+    """Each tool: found or not, what it is for, how to get it."""
+    import importlib.util
+    import os
+    import shutil
+
+    out = {}
+    for name, how, purpose, get in TOOLS:
+        kind, _, what = how.partition(":")
+        if kind == "module":
+            found = importlib.util.find_spec(what) is not None
+        else:
+            fvp_dir = os.environ.get("HARNESS_FVP_DIR", "")
+            found = bool(shutil.which(what) or (fvp_dir and shutil.which(what, path=fvp_dir)))
+        out[name] = {"found": found, "for": purpose, "get": get}
+    return out
+
+
+def paths() -> dict:
+    """Where results, reports and the history go by default, and whether they can be written here."""
+    from harness.cli.paths import DEFAULTS, check_path
+    from harness.config import ConfigError
+    from harness.history.db import DEFAULT_DB
+
+    from pathlib import Path
+
+    existing = Path(DEFAULTS).absolute()
+    while not existing.exists() and existing != existing.parent:  # doctor makes nothing: the nearest that exists
+        existing = existing.parent
+    try:
+        check_path("reports", DEFAULTS if existing == Path(DEFAULTS).absolute() else existing, "dir")
+        writable = ""
+    except ConfigError as e:
+        writable = str(e)
+    return {"reports": f"{DEFAULTS}/<tier>/ (results.jsonl, summary.md, index.html, junit.xml)",
+            "history": DEFAULT_DB, "problem": writable}
+
+
 def facts() -> dict:
     """Everything `doctor` prints (sets the process up: imports ExecuTorch, probes the speed-ups)."""
     from harness.expectations.applies import current
@@ -35,6 +84,8 @@ def facts() -> dict:
         available = get_runner(t.runner).available(t.family)
         targets[t.name] = {"runner": t.runner, "available": available.ok, "why": available.reason}
     return {
+        "tools": tools(),
+        "paths": paths(),
         "versions": versions(),
         "executorch": {"overlay": marker().get("kind", "installed"), "label": backend.label,
                        "expectations_version": backend.version},
@@ -60,9 +111,16 @@ def cmd_doctor(args) -> int:
     for name, s in found["speedups"].items():
         print(f"  {'on ' if s['on'] else 'off'} {name:18s} {s['why'] or s['saves']}")
     print(f"partitioner's reasons: {found['partition_report']}")
-    print("targets:")
+    print("tools:")
+    for name, t in found["tools"].items():
+        print(f"  {'found  ' if t['found'] else 'missing'} {name:15s} {t['for']}" + ("" if t["found"] else f"; get it: {t['get']}"))
+    where = found["paths"]
+    print(f"reports: {where['reports']}\nhistory: {where['history']}" + (f"\n  {where['problem']}" if where["problem"] else ""))
+    ready = [name for name, t in found["targets"].items() if t["available"]]
+    print(f"targets ready: {', '.join(ready) or 'none'}")
     for name, t in found["targets"].items():
-        print(f"  {name:22s} {t['runner']:9s} {'ready' if t['available'] else 'skipped: ' + t['why']}")
+        if not t["available"]:
+            print(f"  skipped {name} ({t['runner']}): {t['why']}")
     return EXIT_OK
 
 
