@@ -15,7 +15,7 @@ sides met the same machine, and the median over rounds is reported. This script 
 harness itself never does.
 
     python benchmarks/bench_per_case.py [--rounds 7] [--json benchmarks/results/per_case.json]
-    python benchmarks/bench_per_case.py --table benchmarks/results/per_case.json   # the README's table
+    python benchmarks/bench_per_case.py --table benchmarks/results/per_case.json   # the table in docs/guide (docs/performance.md has every figure)
 """
 
 from __future__ import annotations
@@ -130,7 +130,7 @@ def table(path: str) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=7, help="alternations of the two sides")
-    parser.add_argument("--table", metavar="JSON", help="print the README's table of a JSON written earlier, and stop")
+    parser.add_argument("--table", metavar="JSON", help="print the markdown table of a JSON written earlier, and stop")
     parser.add_argument("--repeat", type=int, default=1, help=argparse.SUPPRESS)  # timings per case in a child
     parser.add_argument("--json", help="also write the figures here")
     parser.add_argument("--side", choices=("harness", "pipeline"), help=argparse.SUPPRESS)

@@ -9,7 +9,7 @@ output), and, given `--sweeps DIR` holding a smoke sweep per canary
 smallest failing smoke case: the bound the issue sets for the minimal case.
 
     python benchmarks/bench_shrink.py [--sweeps DIR] [--json benchmarks/results/shrink.json]
-    python benchmarks/bench_shrink.py --table benchmarks/results/shrink.json   # the README's table
+    python benchmarks/bench_shrink.py --table benchmarks/results/shrink.json   # the table in docs/guide (docs/performance.md has every figure)
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def smallest_failing(path: Path):
 
 
 def table(path: str) -> str:
-    """The README's markdown table from a JSON this script wrote."""
+    """The markdown table from a JSON this script wrote."""
     data = json.loads(Path(path).read_text())
     lines = ["| canary | runs | s | start size | minimal size | smallest failing smoke | minimal case |",
              "|---|--:|--:|--:|--:|--:|---|"]

@@ -5,8 +5,8 @@ tier is shorter) through `harness.schedule.parallel.run_parallel` with the sweep
 recycle limit (harness/policy/limits.py), and the resident memory after every
 case is kept: its maximum is what a sweep costs a worker, and the slope between
 recycles is how fast a worker grows (the reason recycling exists). The start-up
-of three more workers is timed for each start method. Written to JSON for the
-README.
+of three more workers is timed for each start method. Written to JSON, which
+docs/performance.md renders.
 
     python benchmarks/bench_workers.py [--cases 2000] [--json benchmarks/results/workers.json]
     python benchmarks/bench_workers.py --table benchmarks/results/workers.json
@@ -65,7 +65,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cases", type=int, default=2000)
     parser.add_argument("--json", default="benchmarks/results/workers.json")
-    parser.add_argument("--table", metavar="JSON", help="print the README's table of a JSON written earlier, and stop")
+    parser.add_argument("--table", metavar="JSON", help="print the markdown table of a JSON written earlier, and stop")
     args = parser.parse_args()
     if args.table:
         print(table(args.table))

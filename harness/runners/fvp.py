@@ -7,7 +7,7 @@ target's generation: Corstone-300 with an Ethos-U55 or U65, Corstone-320 with
 an Ethos-U85, the MAC count of the target's configuration. The runner writes
 each output to `out-<i>.bin`, read back in the program's output dtype and shape.
 
-Where they are found (README, "Ethos-U"):
+Where they are found (docs/guide/ethos-u.md):
 
 * the FVP binaries on PATH, or in $HARNESS_FVP_DIR;
 * the executor runner ELFs in $HARNESS_FVP_ELF_CORSTONE300 and
@@ -125,10 +125,10 @@ class FvpRunner:
         board, fvp, elf = self._board_and_tools(family)
         if fvp is None:
             return Availability(False, f"{board.fvp} not found on PATH or in $HARNESS_FVP_DIR (Arm's Corstone FVP, "
-                                       "a separate download: see the README)")
+                                       "a separate download: see docs/guide/ethos-u.md)")
         if elf is None:
             return Availability(False, f"no executor runner ELF in ${board.elf_variable} (build "
-                                       "examples/arm/executor_runner for the board with semihosting: see the README)")
+                                       "examples/arm/executor_runner for the board with semihosting: see docs/guide/ethos-u.md)")
         return Availability(True)
 
     def run(self, artifact, inputs: tuple[torch.Tensor, ...]) -> list[torch.Tensor]:

@@ -15,7 +15,7 @@ time limit is cancelled and is a `runner_error` timeout. No case is retried
 
 ADDRESS: `local` starts a cluster on this machine for the sweep (`-j` CPUs);
 anything else is passed to `ray.init` (`auto`, `ray://head:10001`): every node
-needs the same environment (README, "Across machines").
+needs the same environment (docs/guide/running.md, "Across machines").
 """
 
 from __future__ import annotations

@@ -1,0 +1,41 @@
+"""docs/ is built from the repository (docs/generate.py) and must say what the repository says now."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _generator():
+    spec = importlib.util.spec_from_file_location("docs_generate", ROOT / "docs" / "generate.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_generated_page_is_current():
+    gen = _generator()
+    built = gen.build()
+    stale = gen.stale(built)
+    assert not stale, f"stale: {', '.join('docs/' + n for n in stale)}: run `{gen.COMMAND}` and commit the pages"
+    assert gen.build() == built, "two builds differ: a page depends on something other than the repository"
+
+
+def test_the_readme_links_every_page():
+    readme = (ROOT / "README.md").read_text()
+    pages = sorted(str(p.relative_to(ROOT / "docs")) for p in (ROOT / "docs").rglob("*.md"))
+    assert pages, "docs/ has no page"
+    missing = [p for p in pages if f"docs/{p}" not in readme]
+    assert not missing, f"the README does not link {missing}"
+
+
+def test_a_stale_page_is_named_with_the_command_that_regenerates_it(tmp_path, monkeypatch, capsys):
+    gen = _generator()
+    monkeypatch.setattr(gen, "DOCS", tmp_path)
+    for name in gen.PAGES:
+        (tmp_path / name).write_text("an old page\n")
+    assert gen.main(["--check"]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err == [f"docs/{n} is stale: run `python docs/generate.py`" for n in gen.PAGES]
