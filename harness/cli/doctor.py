@@ -15,11 +15,10 @@ from harness.cli.common import EXIT_OK
 from harness.cli import options
 
 
-# (name, how it is found, what it is for, how to get it): the tools beyond the Python packages
+# (name, how it is found, what it is for, how to get it): the tools beyond the Python packages. An FVP is not
+# here: the fvp runner's own lookup says whether its targets run (the targets lines, with the reason).
 TOOLS = (
     ("vela", "module:ethosu.vela", "Ethos-U targets: Vela's compile of each case", "pip install 'executorch[ethos-u]'"),
-    ("FVP (Corstone)", "exe:FVP_Corstone_SSE-300_Ethos-U55", "the *-fvp targets: running on the Ethos-U model",
-     "Arm's Corstone-300/320 FVP, a separate download; put it on PATH or in $HARNESS_FVP_DIR"),
     ("ray", "module:ray", "--cluster: a sweep over a Ray cluster", "pip install -e '.[cluster]'"),
     ("chromium", "exe:chromium", "the report's browser test (tests/report)", "apt-get install chromium"),
     ("git", "exe:git", "bisect commits, --executorch PATH@REV", "apt-get install git"),
@@ -29,7 +28,6 @@ TOOLS = (
 def tools() -> dict:
     """Each tool: found or not, what it is for, how to get it."""
     import importlib.util
-    import os
     import shutil
 
     out = {}
@@ -38,8 +36,7 @@ def tools() -> dict:
         if kind == "module":
             found = importlib.util.find_spec(what) is not None
         else:
-            fvp_dir = os.environ.get("HARNESS_FVP_DIR", "")
-            found = bool(shutil.which(what) or (fvp_dir and shutil.which(what, path=fvp_dir)))
+            found = shutil.which(what) is not None
         out[name] = {"found": found, "for": purpose, "get": get}
     return out
 

@@ -90,6 +90,17 @@ def pytest_configure(config):
             raise pytest.UsageError(str(e)) from None
     if options.given(config):
         _cases(config)  # fail fast, before collection, on a bad case, tier, target or canary
+    asked = options.given(config) or config.getoption("harness_results") != options.DEFAULT_RESULTS
+    if asked and not hasattr(config, "workerinput"):  # the paths a harness run writes, checked as the CLI's are
+        # (only when harness options are given: a pytest run that has the plugin loaded makes no directory)
+        from harness.cli.paths import check_path
+
+        try:
+            check_path("--harness-results", config.getoption("harness_results"), "file")
+            if not config.getoption("harness_no_history"):
+                check_path("--harness-db", config.getoption("harness_db"), "file")
+        except ConfigError as e:
+            raise pytest.UsageError(str(e)) from None
     worker = getattr(config, "workerinput", None)
     config._harness_run_id = worker["harness_run_id"] if worker else new_run_id()
     config._harness_started = worker["harness_started"] if worker else time.time()

@@ -72,6 +72,14 @@ def test_bad_case_is_a_usage_error(tmp_path):
     assert "invalid groups=2: must divide out_channels=7" in proc.stderr
 
 
+def test_an_unwritable_results_path_is_a_usage_error(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "pytest", "tests/test_sweep.py", "-q", "--harness-results",
+                           "/proc/nope/r.jsonl", "--harness-no-history", "--harness-case", CASES[0]],
+                          cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 4
+    assert "invalid --harness-results /proc/nope/r.jsonl: cannot write there" in proc.stderr, proc.stderr[-2000:]
+
+
 def test_the_plugin_runs_on_another_release_and_its_workers_too(tmp_path):
     results = tmp_path / "results.jsonl"
     args = [sys.executable, "-m", "pytest", "tests/test_sweep.py", "-q", "-n", "2", "--harness-results", str(results),
