@@ -142,7 +142,8 @@ def test_a_case_selected_alone_runs_alone_and_a_failing_packed_case_is_rerun_alo
     assert [(d.split("_")[0], r["packed"]) for d, r in rows.items()] == [("conv1d", 0)]
 
     proc, rows = _plugin_run(tmp_path, tmp_path / "canary" / "r.jsonl", "--harness-canary", "depthwise-weight-layout")
-    failed = [line for line in proc.stdout.splitlines() if line.startswith("FAILED")]
+    # the summary line is "FAILED <nodeid>" plus " - <message>" when the terminal is wide enough: take the nodeid
+    failed = [line.split()[1] for line in proc.stdout.splitlines() if line.startswith("FAILED ")]
     assert proc.returncode == 1 and len(failed) == 1 and failed[0].endswith(f"::test_case[{depthwise}]"), \
         proc.stdout[-3000:]  # (outside the rootdir pytest names the module by its path from the initial arg: '')
     assert rows[depthwise]["outcome"] == "mismatch" and rows[depthwise]["packed"] == 0, "re-run alone, then reported"
