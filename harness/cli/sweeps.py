@@ -8,7 +8,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from harness.cli.common import EXIT_FAIL, EXIT_OK, history_of
+from harness.cli.common import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, history_of
 from harness.results.case_result import CaseResult
 from harness.cli import options
 
@@ -71,9 +71,6 @@ def _sweep(args, tier: str, results: Path | None, db: Path | None):
     finally:
         if bar is not None:
             bar.close()
-    if done.interrupted:
-        print(f"\ninterrupted: {len(done.results)} of {done.run.expected} results kept in {done.results_path}",
-              file=sys.stderr)
     summary = summarize(done.results, f"Sweep `{tier}`")
     if done.interrupted:
         summary += (f"\n**Interrupted** after {len(done.results)} of {done.run.expected} cases; the rest did not run "
@@ -102,7 +99,14 @@ def cmd_sweep(args) -> int:
         print(headline(d))
     print(f"results: {done.results_path}\nsummary: {out / 'summary.md'}\nreport:  {out / 'index.html'}\n"
           f"junit:   {out / 'junit.xml'}" + (f"\nhistory: run {done.run.run_id} in {db}" if db else ""))
-    return EXIT_OK if done.green else EXIT_FAIL
+    return _interrupted(done) if done.interrupted else EXIT_OK if done.green else EXIT_FAIL
+
+
+def _interrupted(done) -> int:
+    """The last line of an interrupted sweep, and the shell's exit code for Ctrl-C."""
+    print(f"interrupted: {len(done.results)} of {done.run.expected} results kept in {done.results_path} and the "
+          "history; `--resume` runs the rest", file=sys.stderr)
+    return EXIT_INTERRUPTED
 
 
 def cmd_nightly(args) -> int:
@@ -114,6 +118,8 @@ def cmd_nightly(args) -> int:
     done, _, d = _sweep(args, args.sweep, out / "results.jsonl", Path(args.db))
     print(to_text(d) if d else f"no green {args.sweep} run on {args.target} before {done.run.run_id}: nothing to diff")
     print(f"report: {out / 'index.html'}\njunit:  {out / 'junit.xml'}")
+    if done.interrupted:
+        return _interrupted(done)
     if d is not None:
         return EXIT_FAIL if d.regression else EXIT_OK
     return EXIT_OK if done.green else EXIT_FAIL

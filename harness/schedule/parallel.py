@@ -121,8 +121,29 @@ def task_runner(case_fn: str) -> Callable[[Task, RunSettings], list[str]]:
     return run_task
 
 
+def _thread_lock_for_tqdm() -> None:
+    """torch.fx's interpreter opens a tqdm bar, whose first use makes a multiprocessing lock: a named semaphore
+    that a worker killed mid-case (Ctrl-C, a timeout) never unlinks, so the resource tracker warns of a leak at
+    the sweep's end. A worker runs its cases in one process, so a thread lock does the same job."""
+    try:
+        import threading
+
+        from tqdm import tqdm
+    except ImportError:  # no tqdm, no lock
+        return
+    if hasattr(tqdm, "set_lock"):
+        tqdm.set_lock(threading.RLock())
+
+
 def _worker_main(conn, case_fn: str, settings: RunSettings) -> None:
+    import signal
+
     from harness.blame import BackendImportError, backend_import_error
+
+    # Ctrl-C reaches the whole process group; the parent owns it (it records what finished and kills busy
+    # workers), so a worker neither prints a traceback nor dies as a lost case before the parent sees it
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _thread_lock_for_tqdm()
 
     try:
         run_task = task_runner(case_fn)
