@@ -3,8 +3,14 @@
 A composition names, in this order, at most one token of each slot:
 
     feed   what feeds the conv        view-in | permute-in | conv-in (a 1x1 conv)
+                                      | pad-in | reflect-in | replicate-in (F.pad by 1 on every spatial side,
+                                        constant zeros, reflect, replicate: the model's input is the conv's
+                                        cropped by 1) | up-in (a nearest x2 upsample of the input at half size:
+                                        FPN and YOLO necks, 2D)
     norm   a BatchNorm, folded        bn
-    act    an activation              relu | relu6 | hardtanh | clamp (-1, 2) | sigmoid
+    act    an activation              relu | relu6 | hardtanh | clamp (-1, 2) | sigmoid | silu | hardswish
+                                      | hardsigmoid | lrelu (leaky_relu, torch's slope 0.01) | lrelu01 (slope 0.1,
+                                        YOLO's) | gelu | gelutanh (approximate='tanh') | tanh | elu
     pool   a pooling (2D)             maxpool | avgpool (3x3/2) | maxpool3p1 (3x3/2, pad 1: ResNet's stem)
                                       | maxpool3ceil (3x3/2, ceil_mode: SqueezeNet) | avgpool2 (2x2/2: DenseNet)
                                       | maxpool5p2 (5x5/1, pad 2: YOLOv5's SPPF)
@@ -14,10 +20,13 @@ A composition names, in this order, at most one token of each slot:
                                         pool's leftover rows exceed its pad, so SizeAdjustInputPass slices)
                                       | maxpool2 (2x2 called without a stride: VGG's) | avgpool3s1p1 (3x3/1,
                                         pad 1, torch's defaults: Inception-v3's branch pool)
+                                      | gap (adaptive_avg_pool2d(1): a classifier's head) | gapmean (x.mean((2, 3),
+                                        keepdim=True), as torchvision's EfficientNet and MobileNetV3 write it)
     merge  what the output meets      add (its own input, a residual) | addz (a second input)
                                       | cat (with a second input) | catx (with its own input) | mul (a second input)
                                       | catpre (with the pool's own input, after a pool that keeps the size:
                                         YOLOv5's SPPF; the conv's, or its activation's, output has two users)
+                                      | fpn (plus a second input at half size upsampled x2, nearest: the FPN join)
     after  after the merge            relu
 
 joined by '-': `bn-relu-add-relu` is a ResNet block's tail, `conv-in-bn-relu6` a
@@ -27,19 +36,29 @@ is `none`. Today's context names that are compositions spell themselves
 module, so old descriptors and baselines read as before.
 
 Each slot contributes to the judge's facts by a rule derived once here:
-* DOT_PRODUCT bound (fp64, on |x|, |w|, |b|): clamps, max-pooling and layout
-  ops pass it through (1-Lipschitz, exact); sigmoid is 1/4-Lipschitz and its
-  own evaluation error is a few half-ulps of a result in (0, 1), so its bound
-  is B/4 + 1 and it adds one rounding (the rule's units of the +1 cover it);
-  an add adds the other operand's bound and one rounding; a mul scales by |z|
+* DOT_PRODUCT bound (fp64, on |x|, |w|, |b|): clamps, max-pooling, pads,
+  upsamples and layout ops pass it through (1-Lipschitz, exact). An activation
+  (`Activation`) of Lipschitz constant L maps an error e to at most L*e, plus
+  the rounded results of its own lowering, n of them, each within a unit of
+  the rule of its result's magnitude: |f(y)| <= |y| (silu, gelu, hardswish,
+  leaky relu, tanh) gives B' = L*B and ceil(n/L) units; a bounded result or
+  one computed by cancellation (sigmoid, hardsigmoid: |f| <= 1; elu:
+  exp(y) - 1 loses everything to cancellation near 0, so its error is
+  absolute) gives B' = L*B + cap and n units. An average pool is a dot
+  product of its window (TOSA's AVG_POOL2D takes the DOT_PRODUCT rule with
+  KS the window): its window joins the length, and the max of the bounds
+  over its windows bounds it (a global pool's: their mean); a max pool
+  takes the max of the bounds. An add adds the other
+  operand's bound and one rounding; a mul scales by |z|
   and adds one rounding; a folded BN adds BN_FOLD_ROUNDINGS (derived in `harness.policy.tolerances`).
   A rounding is a whole unit of the rule in the output's format, not a term
   of KS (`Context.format_roundings`): an fp16 graph adds and multiplies in fp16.
 * INT tolerance (LSB of the output): t LSB off at a requantized tensor of
   scale s become at most 1 + t*L*s/s' LSB after an op of Lipschitz constant L
-  that requantizes to s' (add L=1, sigmoid's TABLE L=1/4, mul L=max|z|); fused
-  clamps, max pooling and concatenation share their input's quantization and
-  pass t through; an average pool shares it too but rounds its average: t + 1;
+  that requantizes to s' (add L=1, a TABLE-lowered activation its L, mul
+  L=max|z|); fused clamps, max pooling, concatenation, pads and nearest
+  upsampling share their input's quantization and pass t through; an
+  average pool (a global one too) shares it but rounds its average: t + 1;
   a 1x1 conv before the conv under test starts t at its drift on the case's
   data (`harness.judging.requant`; 1 + gain without it, see
   `harness.contexts.base.Chain.int_tolerance`).
@@ -54,17 +73,68 @@ from harness.contexts.base import F, Context, gain, pointwise, same_shape, torch
 from harness.policy.tolerances import BN_FOLD_ROUNDINGS
 
 SLOTS: dict[str, tuple[str, ...]] = {
-    "feed": ("view-in", "permute-in", "conv-in"),
+    "feed": ("view-in", "permute-in", "conv-in", "pad-in", "reflect-in", "replicate-in", "up-in"),
     "norm": ("bn",),
-    "act": ("relu", "relu6", "hardtanh", "clamp", "sigmoid"),
+    "act": ("relu", "relu6", "hardtanh", "clamp", "sigmoid", "silu", "hardswish", "hardsigmoid", "lrelu", "lrelu01",
+            "gelu", "gelutanh", "tanh", "elu"),
     "pool": ("maxpool", "avgpool", "maxpool3p1", "maxpool3ceil", "avgpool2", "maxpool5p2", "avgpool2ceil",
-             "avgpool5s3", "maxpool3s3p1", "maxpool2", "avgpool3s1p1"),
-    "merge": ("add", "addz", "cat", "catx", "mul", "catpre"),
+             "avgpool5s3", "maxpool3s3p1", "maxpool2", "avgpool3s1p1", "gap", "gapmean"),
+    "merge": ("add", "addz", "cat", "catx", "mul", "catpre", "fpn"),
     "after": ("relu",),
 }
 CLAMP = (-1.0, 2.0)  # a clamp that is neither relu nor relu6 nor hardtanh: both bounds bite on unit data
 OWN_INPUT_MERGES = ("add", "catx")  # need the conv's output size (a pool changes it)
-SECOND_INPUT_MERGES = ("addz", "cat", "mul")
+SECOND_INPUT_MERGES = ("addz", "cat", "mul", "fpn")
+PAD_FEEDS = {"pad-in": "constant", "reflect-in": "reflect", "replicate-in": "replicate"}  # F.pad's modes
+
+
+@dataclass(frozen=True)
+class Activation:
+    """An activation and what the judge needs of it (see the module docstring).
+
+    `lipschitz`: max |f'| over the reals (silu 1.0998 at y = 2.40, gelu 1.1290 at y = 1.41 and its tanh form
+    within 1e-3 of it, hardswish 1.5 at y = 3, checked against the functions in tests). `cap`: None when
+    |f(y)| <= |y|, else the constant its rounded results are measured against. `roundings`: rounded results
+    of its lowering in the output's format, each a unit of the rule: an inexact constant (1/6, 0.01, 1/sqrt(2))
+    is one more. `aten`: the op the quantized model keeps for it (its own output quantization); None for a
+    clamp the quantizer fuses into the conv's output."""
+
+    lipschitz: float = 1.0
+    cap: float | None = None
+    roundings: int = 0
+    aten: str | None = None
+    kwargs: tuple = ()
+
+    def __call__(self, name: str, y):
+        if name == "clamp":
+            return torch.clamp(y, *CLAMP)
+        fn = {"sigmoid": torch.sigmoid, "tanh": torch.tanh, "lrelu": F.leaky_relu, "lrelu01": F.leaky_relu,
+              "gelutanh": F.gelu}.get(name) or getattr(F, name)
+        return fn(y, **dict(self.kwargs))
+
+    def bound(self, b):
+        return self.lipschitz * b + (self.cap or 0.0)
+
+    @property
+    def units(self) -> int:
+        return self.roundings if self.cap is not None else math.ceil(self.roundings / self.lipschitz)
+
+
+ACTIVATIONS = {
+    "relu": Activation(), "relu6": Activation(), "hardtanh": Activation(), "clamp": Activation(),
+    "sigmoid": Activation(0.25, 1.0, 1, "sigmoid"),  # its evaluation: a few half-ulps of a result in (0, 1)
+    "silu": Activation(1.0998, None, 2, "silu"),  # y * sigmoid(y): the sigmoid, the product
+    "hardswish": Activation(1.5, None, 4, "hardswish"),  # y * relu6(y + 3) / 6: the add, the product, 1/6 twice
+    "hardsigmoid": Activation(1 / 6, 1.0, 3, "hardsigmoid"),  # relu6(y + 3) / 6: the add, 1/6 twice
+    "lrelu": Activation(1.0, None, 2, "leaky_relu"),  # 0.01 * y: the constant, the product
+    "lrelu01": Activation(1.0, None, 2, "leaky_relu", (("negative_slope", 0.1),)),
+    "gelu": Activation(1.1290, None, 5, "gelu"),  # y/2 (1 + erf(y/sqrt 2)): 1/sqrt 2 twice, erf, the add, product
+    # y/2 (1 + tanh(a)), a = sqrt(2/pi) (y + 0.044715 y^3): a's five roundings reach the output through
+    # y/2 sech^2(a) a, at most 0.23 |y| per unit of a, so two units; tanh, the add, the product
+    "gelutanh": Activation(1.1290, None, 5, "gelu", (("approximate", "tanh"),)),
+    "tanh": Activation(1.0, None, 1, "tanh"),
+    "elu": Activation(1.0, 1.0, 2, "elu"),  # exp(y) - 1 for y < 0: exp's rounding is absolute after the subtraction
+}
 CAT_MERGES = ("cat", "catx", "catpre")
 
 
@@ -103,6 +173,9 @@ def parse(name: str) -> dict[str, str]:
         keeping = " or ".join(n for n, pool in POOLS.items() if pool.keeps_size)
         raise GrammarError(f"invalid context={name}: catpre concatenates a pool's input and output, so it needs "
                            f"a pool that keeps the size before it ({keeping})")
+    if chosen.get("merge") == "fpn" and isinstance(POOLS.get(chosen.get("pool", "")), GlobalPool):
+        raise GrammarError(f"invalid context={name}: fpn adds a half-size input upsampled x2, and a global pool's "
+                           "output is 1x1")
     if "pool" in chosen and chosen.get("merge") in OWN_INPUT_MERGES:
         raise GrammarError(f"invalid context={name}: {chosen['merge']} merges with the conv's input, "
                            f"which a pool's output never matches in size")
@@ -172,7 +245,37 @@ class Pool:
         return out - 1 if self.ceil and (out - 1) * self.stride >= n + self.padding else out
 
 
-POOLS = {"maxpool": Pool(True, 3, 2), "avgpool": Pool(False, 3, 2), "maxpool3p1": Pool(True, 3, 2, 1),
+    def window(self, spatial) -> int:
+        """The most elements one output averages (0 for a max pool: it rounds nothing)."""
+        return 0 if self.max else self.kernel * self.kernel
+
+
+@dataclass(frozen=True)
+class GlobalPool:
+    """A global average pool to 1x1: `adaptive_avg_pool2d(1)`, or `mean((2, 3), keepdim=True)` (`mean`)."""
+
+    mean: bool = False
+    max: bool = False
+    ceil: bool = False
+    stride: int = 1
+    keeps_size: bool = False
+    least: int = 1
+
+    def __call__(self, y):
+        return y.mean((2, 3), keepdim=True) if self.mean else F.adaptive_avg_pool2d(y, 1)
+
+    def bound(self, y):
+        """|mean(y)| <= mean(|y|) <= mean(bound), and the mean of the errors is within the mean of their limits."""
+        return F.adaptive_avg_pool2d(y, 1)
+
+    def size(self, n: int) -> int:
+        return 1
+
+    def window(self, spatial) -> int:
+        return math.prod(spatial)
+
+
+POOLS = {"gap": GlobalPool(), "gapmean": GlobalPool(mean=True), "maxpool": Pool(True, 3, 2), "avgpool": Pool(False, 3, 2), "maxpool3p1": Pool(True, 3, 2, 1),
          "maxpool3ceil": Pool(True, 3, 2, 0, True), "avgpool2": Pool(False, 2, 2, defaults=True),
          "maxpool5p2": Pool(True, 5, 1, 2), "avgpool2ceil": Pool(False, 2, 2, 0, True),
          "avgpool5s3": Pool(False, 5, 3, defaults=True), "maxpool3s3p1": Pool(True, 3, 3, 1),
@@ -180,13 +283,11 @@ POOLS = {"maxpool": Pool(True, 3, 2), "avgpool": Pool(False, 3, 2), "maxpool3p1"
 
 
 def _activate(act: str | None, y):
-    if act is None:
-        return y
-    if act == "clamp":
-        return torch.clamp(y, *CLAMP)
-    if act == "sigmoid":
-        return torch.sigmoid(y)
-    return getattr(F, act)(y)
+    return y if act is None else ACTIVATIONS[act](act, y)
+
+
+def _up(y):
+    return F.interpolate(y, scale_factor=2, mode="nearest")
 
 
 def _bn(rank: int, channels: int, g):
@@ -230,13 +331,20 @@ class Composed(Context):
             name=spell(p), **p,
             conv_layout=p.get("pool") is None and merge not in CAT_MERGES,
             dynamic=feed in (None, "conv-in") and merge is None,
-            exact_arithmetic=feed != "conv-in" and "norm" not in p and p.get("act") != "sigmoid"
-            and ("pool" not in p or POOLS[p["pool"]].max) and merge not in ("addz", "mul"),
+            exact_arithmetic=feed != "conv-in" and "norm" not in p and ACTIVATIONS[p.get("act", "relu")].aten is None
+            and ("pool" not in p or POOLS[p["pool"]].max) and merge not in ("addz", "mul", "fpn"),
             pools="pool" in p, conv_index=1 if feed == "conv-in" else 0,
         )
 
     # what the descriptor admits -------------------------------------------------------------------
     def check(self, c) -> str:
+        if self.feed in PAD_FEEDS and min(c.input_size) < 4:
+            return f"{self.feed} pads a model input 2 smaller than the conv's, which reflect needs at least 2: " \
+                   "an input of at least 4"
+        if self.feed == "up-in" and (c.rank != 2 or any(n % 2 for n in c.input_size)):
+            return "up-in upsamples x2 into a 2D conv: its input size must be even"
+        if self.merge == "fpn" and (c.rank != 2 or any(n % 2 for n in self._merged_shape(c)[2:])):
+            return "fpn adds an upsampled half-size input to a 2D output: its size must be even"
         if self.pool and (c.rank != 2 or min(c.output_size()) < POOLS[self.pool].least):
             least = POOLS[self.pool].least
             return f"pooling {self.pool} follows a 2D conv with an output of at least {least}x{least}"
@@ -260,8 +368,15 @@ class Composed(Context):
             x = x.reshape(x.shape[0], -1)
         elif self.feed == "permute-in":
             x = torch.movedim(x, 1, -1).contiguous()
+        elif self.feed in PAD_FEEDS:  # the pad gives the conv back its input size
+            x = x[(..., *(slice(1, -1),) * c.rank)].contiguous()
+        elif self.feed == "up-in":
+            x = x[..., ::2, ::2].contiguous()
         if self.merge in SECOND_INPUT_MERGES:
-            return (x, torch.randn(self._merged_shape(c), generator=g))
+            shape = self._merged_shape(c)
+            if self.merge == "fpn":
+                shape = (*shape[:2], *(n // 2 for n in shape[2:]))
+            return (x, torch.randn(shape, generator=g))
         return (x,)
 
     def parts(self, c, rng) -> dict:
@@ -280,6 +395,10 @@ class Composed(Context):
             return torch.movedim(x, -1, 1)
         if self.feed == "conv-in":
             return m.before(x)
+        if self.feed in PAD_FEEDS:
+            return F.pad(x, (1, 1) * m.config.rank, mode=PAD_FEEDS[self.feed])
+        if self.feed == "up-in":
+            return _up(x)
         return x
 
     def forward(self, m, x, z=None):
@@ -292,6 +411,8 @@ class Composed(Context):
             y = POOLS[self.pool](y)
         if self.merge in ("add", "addz"):
             y = y + (x if self.merge == "add" else z)
+        elif self.merge == "fpn":
+            y = y + _up(z)
         elif self.merge == "catpre":
             y = torch.cat([pre, y], dim=1)
         elif self.merge in ("cat", "catx"):
@@ -307,13 +428,15 @@ class Composed(Context):
         else:
             x = self._conv_input(m, x)
         y = _bn_bound(m, x) if self.norm else m.abs_conv(m.conv, x)
-        if self.act == "sigmoid":
-            y = y / 4 + 1
+        if self.act:
+            y = ACTIVATIONS[self.act].bound(y)
         pre = y
         if self.pool:
             y = POOLS[self.pool].bound(y)
         if self.merge in ("add", "addz"):
             y = y + (x if self.merge == "add" else z).abs()
+        elif self.merge == "fpn":
+            y = y + _up(z.abs())
         elif self.merge == "catpre":
             y = torch.cat([pre, y], dim=1)
         elif self.merge in ("cat", "catx"):
@@ -323,13 +446,14 @@ class Composed(Context):
         return y
 
     def dot_product_length(self, c) -> int:
-        return c.fan_in + (c.in_channels if self.feed == "conv-in" else 0)
+        pooled = POOLS[self.pool].window(c.output_size()) if self.pool else 0  # an average: a dot product
+        return c.fan_in + (c.in_channels if self.feed == "conv-in" else 0) + pooled
 
     def format_roundings(self, c) -> int:
         n = 1 if self.feed == "conv-in" else 0  # the 1x1 conv's output
         n += BN_FOLD_ROUNDINGS if self.norm else 0
-        n += 1 if self.act == "sigmoid" else 0
-        n += 1 if self.merge in ("add", "addz", "mul") else 0
+        n += ACTIVATIONS[self.act].units if self.act else 0
+        n += 1 if self.merge in ("add", "addz", "mul", "fpn") else 0
         return n
 
     def has_bias(self, conv_bias) -> bool:
@@ -342,12 +466,13 @@ class Composed(Context):
         if self.feed == "conv-in":  # element by element on the data where the judge gives `drift`
             t = drift(1) if drift is not None else 1 + gain(quantized.convs[1]) * t
         s = quantized.qparams.output.scale  # the conv's requantized output, through a fused clamp
-        if self.act == "sigmoid":
-            inputs, output = op_qparams(quantized.module, "sigmoid")
-            t, s = 1 + t * inputs[0].scale / (4 * output.scale), output.scale
+        act = ACTIVATIONS[self.act] if self.act else None
+        if act and act.aten:  # a TABLE from the conv's requantized output to its own
+            inputs, output = op_qparams(quantized.module, act.aten)
+            t, s = 1 + t * act.lipschitz * inputs[0].scale / output.scale, output.scale
         if self.pool and not POOLS[self.pool].max:  # an average is rounded again, on the same scale
             t += 1
-        if self.merge in ("add", "addz", "mul"):
+        if self.merge in ("add", "addz", "mul", "fpn"):
             ratio = s / quantized.output.scale
             if self.merge == "mul":  # times the largest |z| its quantization can hold
                 z = op_qparams(quantized.module, "mul")[0][1]

@@ -91,6 +91,12 @@ SMOKE_DATASET_BASES = (
 # The poolings of real networks beyond the named contexts' 3x3/2 (harness.contexts.grammar.POOLS): padding,
 # ceil_mode and an avg_pool2d with torch's defaults are what SizeAdjustInputPass reads from a pool.
 SMOKE_POOLS = ("maxpool3p1", "maxpool3ceil", "avgpool2", "maxpool5p2", "avgpool5s3", "maxpool3s3p1")
+# What real networks put around a conv beyond the named contexts: the activations after a conv in EfficientNet,
+# MobileNetV3, YOLO and transformers' conv stems (table-lowered in INT, decomposed in FP), a classifier's global
+# average pool in its two spellings, an explicit F.pad in its three modes and a nearest x2 upsample before a conv,
+# and the FPN join (a second input upsampled x2 and added).
+SMOKE_NEIGHBOURS = ("silu", "hardswish", "hardsigmoid", "lrelu", "lrelu01", "gelu", "gelutanh", "tanh", "elu", "gap",
+                    "gapmean", "pad-in", "reflect-in", "replicate-in", "up-in", "fpn")
 # A conv whose output has two users, as in YOLOv5's SPPF (a stride-1 pool and the concat both take it): the only
 # case where RewriteConvPass's lookup of a following op's output qparams would raise instead of falling back.
 SMOKE_FORKS = ("maxpool5p2-catpre",)
@@ -205,8 +211,8 @@ def smoke() -> list[ConvConfig]:
     cases += strategies.dynamic_cases(bases=SMOKE_EVEN_BASES, kinds=("spatial-even-tosa10",))
     cases += [parse_descriptor(f"{b}_q{s}") for b in SMOKE_STRUCTURAL_BASES for s in SMOKE_STRUCTURAL_SCHEMES]
     cases += [parse_descriptor(d) for d in SMOKE_GROUPED + SMOKE_A16W8_CONTEXTS + SMOKE_NESTED_COND + SMOKE_SILENT]
-    cases += [parse_descriptor(f"{b}_q{s}_cx{p}") for b in CONTEXT_BASES for p in SMOKE_POOLS + SMOKE_FORKS
-              for s in SMOKE_STRUCTURAL_SCHEMES]
+    cases += [parse_descriptor(f"{b}_q{s}_cx{p}") for b in CONTEXT_BASES
+              for p in SMOKE_POOLS + SMOKE_FORKS + SMOKE_NEIGHBOURS for s in SMOKE_STRUCTURAL_SCHEMES]
     cases += [parse_descriptor(f"{b}_q{s}" + (f"_dy{k}" if k else "")) for b, k in SMOKE_POOL_CASES + SMOKE_SLICE_CASES
               for s in SMOKE_STRUCTURAL_SCHEMES]
     return cases

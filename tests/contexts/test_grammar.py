@@ -68,10 +68,13 @@ def test_each_slot_takes_at_most_one_token_in_order():
     assert parse("none") == {}
 
 
-COMPOSED_BASE = "conv2d_n2_ic4_oc4_i9x9_k3_p1_b1"
+COMPOSED_BASE = "conv2d_n2_ic4_oc4_i10x10_k3_p1_b1"
 
 
-@pytest.mark.parametrize("name", [n for n in compositions() if "feed" not in parse(n) or n.startswith("conv-in")][::7])
+_BOUNDED = [n for n in compositions() if parse(n).get("feed") not in ("view-in", "permute-in")]
+
+
+@pytest.mark.parametrize("name", _BOUNDED[::max(1, len(_BOUNDED) // 600)])
 def test_the_bound_dominates_the_output(name):
     """The DOT_PRODUCT bound is computed on |x|, |w|, |b|: it must be at least |output| everywhere."""
     try:
@@ -130,3 +133,59 @@ def test_ops_after_the_conv_count_as_roundings_in_the_output_format_not_as_ks():
     assert Composed.of("bn-clamp-maxpool5p2-mul-relu").format_roundings(c) == BN_FOLD_ROUNDINGS + 1
     assert Composed.of("conv-in-sigmoid-addz").format_roundings(c) == 3
     assert Composed.of("conv-in-bn").dot_product_length(c) == c.fan_in + c.in_channels
+
+
+NEW_BASE = "conv2d_n2_ic4_oc4_i10x10_k3_p1_b1"
+
+
+@pytest.mark.parametrize("act", ["silu", "hardswish", "hardsigmoid", "lrelu", "lrelu01", "gelu", "gelutanh", "tanh",
+                                 "elu", "sigmoid"])
+def test_each_activation_has_the_lipschitz_constant_and_magnitude_its_rule_states(act):
+    """The rule's constants against the functions: max |f'| is the stated L (within 0.1%, never above), and a
+    result with no cap is never larger than its input."""
+    from harness.contexts.grammar import ACTIVATIONS
+
+    a = ACTIVATIONS[act]
+    y = torch.linspace(-12, 12, 240_001, dtype=torch.float64, requires_grad=True)
+    f = a(act, y)
+    (slope,) = torch.autograd.grad(f.sum(), y)
+    steepest = float(slope.abs().max())
+    assert steepest <= a.lipschitz * 1.0001 and steepest >= a.lipschitz * 0.999, (act, steepest)
+    with torch.no_grad():
+        assert bool((f.abs() <= (y.abs() if a.cap is None else torch.full_like(y, a.cap)) + 1e-12).all()) or \
+            act == "elu", act  # elu: |f| <= |y| too; its cap stands for exp's absolute rounding near 0
+        assert bool((f.abs() <= a.bound(y.abs()) + 1e-12).all()), act
+
+
+@pytest.mark.parametrize("feed", ["pad-in", "reflect-in", "replicate-in", "up-in"])
+def test_a_feed_gives_the_conv_its_own_input_size_from_a_smaller_model_input(feed):
+    c = parse_descriptor(f"{NEW_BASE}_qfp32_cx{feed}-fpn")
+    tensors = make_tensors(c, seed=1)
+    model = build_model(c, tensors, seed=1)
+    x, z = tensors.inputs
+    assert tuple(x.shape[2:]) == ((8, 8) if feed != "up-in" else (5, 5))
+    assert tuple(z.shape[2:]) == (5, 5), "the FPN join's second input is half the conv's output"
+    with torch.no_grad():
+        assert tuple(model(*tensors.inputs).shape) == (2, 4, 10, 10)
+
+
+@pytest.mark.parametrize("descriptor, why", [
+    ("conv2d_ic4_oc4_i3x8_k3_p1_qfp32_cxreflect-in", "an input of at least 4"),
+    ("conv2d_ic4_oc4_i9x8_k3_p1_qfp32_cxup-in", "must be even"),
+    ("conv1d_ic4_oc4_i8_k3_p1_qfp32_cxup-in", "2D conv"),
+    ("conv2d_ic4_oc4_i9x9_k3_p1_qfp32_cxfpn", "must be even"),
+])
+def test_the_new_parts_say_which_shapes_they_take(descriptor, why):
+    with pytest.raises(ConfigError, match=why):
+        parse_descriptor(descriptor)
+
+
+def test_an_average_pool_is_a_dot_product_of_its_window():
+    """TOSA's AVG_POOL2D takes the DOT_PRODUCT rule with KS its window: the window joins the conv's length, a global
+    pool's is the whole map; a max pool rounds nothing."""
+    c = parse_descriptor(f"{NEW_BASE}_qfp32")
+    assert Composed.of("gap").dot_product_length(c) == c.fan_in + 100
+    assert Composed.of("gapmean").dot_product_length(c) == c.fan_in + 100
+    assert Composed.of("avgpool").dot_product_length(c) == c.fan_in + 9
+    assert Composed.of("maxpool").dot_product_length(c) == c.fan_in
+    assert Composed.of("silu").format_roundings(c) == 2 and Composed.of("hardsigmoid").format_roundings(c) == 3
