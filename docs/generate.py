@@ -127,7 +127,46 @@ def tiers() -> str:
             detail.append(f"- **{kind}**: {len(axis)} axis classes; "
                           + "; ".join(f"{f} {' '.join(map(str, v))}" for f, v in facts.items()) + "\n")
     out.append(_table(["tier", "cases", "structural classes", "ops", "schemes"], rows))
+    out.append(_crossing())
+    out.append(_neighbourhoods())
     return "".join(out + detail)
+
+
+def _neighbourhoods() -> str:
+    """What the networks put around their convs: what the grammar spells (nightly runs each), what it cannot."""
+    from collections import Counter
+
+    from harness.tiers import models
+
+    spelled = Counter(e["context"] for e in models.entries())
+    found = models.neighbourhoods()
+    rows = [[f"`{cx}`", n, f"{found[cx]['network']} `{found[cx]['layer']}`" if cx in found else "-"]
+            for cx, n in spelled.most_common()]
+    stops = [[why, n] for why, n in sorted(models.unspelled().items(), key=lambda kv: -kv[1])]
+    return ("\n## Around the networks' convs\n\nWhat the 13 networks put around each conv, spelled in the context "
+            "grammar (harness/networks/neighbours.py); nightly runs each spelling around its smallest conv, in every "
+            "graph scheme.\n\n" + _table(["context", "convs", "run around"], rows)
+            + "\nWhere the grammar stops before the network does, and why:\n\n" + _table(["after the spelling", "convs"],
+                                                                                        stops))
+
+
+def _crossing() -> str:
+    """The crossing of harness.tiers.crossed each tier covers, and what it leaves out on purpose."""
+    from harness.tiers.crossed import LEFT_OUT, coverage
+    from harness.tiers.sweeps import SWEEPS, sweep
+
+    covered = {name: {(r["kind"], r["position"]): r for r in coverage(sweep(name))} for name in SWEEPS}
+    keys = list(next(iter(covered.values())))
+    rows = [[kind, position, covered[next(iter(SWEEPS))][(kind, position)]["expected"],
+             *(f"{covered[n][(kind, position)]['covered']} "
+               f"({covered[n][(kind, position)]['covered'] / covered[n][(kind, position)]['expected']:.1%})"
+               for n in SWEEPS)] for kind, position in keys]
+    return ("\n## The crossing\n\nEvery per-axis class (kernel, stride, padding, dilation or output padding, remainder "
+            "kind) with every group kind (dense, depthwise x1, x2, grouped) and bias on and off, per conv kind and "
+            "position (one axis alone, the others plain, or all alike): the share each tier covers "
+            "(harness/tiers/crossed.py).\n\n"
+            + _table(["conv", "position", "axis x group x bias", *SWEEPS], rows)
+            + "\nLeft out on purpose:\n\n" + "".join(f"- {what}: {why}.\n" for what, why in LEFT_OUT.items()))
 
 
 # -- judging --------------------------------------------------------------------------------------------------

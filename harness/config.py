@@ -12,6 +12,8 @@ loads torch only when a graph is built).
 
 from __future__ import annotations
 
+import functools
+
 import dataclasses
 import math
 from dataclasses import dataclass
@@ -219,8 +221,9 @@ class ConvConfig:
         'none', 'trim' (the trailing pad) or 'slice' (the input); empty as for `remainders`."""
         return tuple("trim" if 0 < r <= p else "slice" if r > p else "none" for r, p in self.remainders())
 
-    @property
+    @functools.cached_property
     def descriptor(self) -> str:
+        """The canonical descriptor, formatted once per config (tiers format it ~20 times a case)."""
         return format_descriptor(self)
 
     def replace(self, **changes) -> "ConvConfig":

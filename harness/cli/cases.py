@@ -65,6 +65,21 @@ def _print_classes(configs) -> None:
     for kind, facts in marginals(configs).items():
         axis = facts.pop("axis (k,s,p,d)")
         print(f"{kind}: {len(axis)} axis classes; " + "; ".join(f"{f} {' '.join(map(str, v))}" for f, v in facts.items()))
+    _print_crossing(configs)
+
+
+def _print_crossing(configs) -> None:
+    """How much of the crossing (axis class x group kind x bias, per position) the cases cover, and what the
+    crossing leaves out on purpose."""
+    from harness.tiers.crossed import LEFT_OUT, coverage
+
+    print("crossing (harness.tiers.crossed): axis class x group kind x bias, per conv kind and position")
+    for row in coverage(configs):
+        share = row["covered"] / row["expected"]
+        missing = f"; e.g. missing {', '.join(f'{a} {g} b{b}' for a, g, b in row['missing'])}" if row["missing"] else ""
+        print(f"  {row['kind']:8s} {row['position']:5s} {row['covered']:5d} of {row['expected']:5d} ({share:.0%}){missing}")
+    for what, why in LEFT_OUT.items():
+        print(f"  left out: {what}: {why}")
 
 
 def _print_result(r) -> None:

@@ -3,7 +3,9 @@
 `extract(name)` builds a network from its definition here (no weights), runs
 one input of its native (or documented scaled) size through it and records,
 per conv, the config it runs: rank, channels, groups, input size, kernel,
-stride, padding, dilation, bias. `python -m harness.networks.convs --write`
+stride, padding, dilation, bias; and what the network puts around it, spelled
+in the context grammar, with what the grammar cannot spell and why
+(`harness.networks.neighbours`). `python -m harness.networks.convs --write`
 stores them in harness/tiers/models.json, which the strategy reads without
 torch; tests/tiers/test_models.py checks the file against the definitions.
 """
@@ -31,7 +33,7 @@ NETWORKS = {  # name -> factory (module:function), in the order the strategy tak
     "resnet8": "harness.networks.tiny:resnet8",
     "m5": "harness.networks.kws:m5",
 }
-DATA = Path(__file__).resolve().parents[1] / "cases" / "models.json"
+DATA = Path(__file__).resolve().parents[1] / "tiers" / "models.json"
 
 
 def _axes(values) -> str:
@@ -52,6 +54,8 @@ def extract(name: str) -> list[dict]:
     import torch
     from torch import nn
 
+    from harness.networks.neighbours import spell_all
+
     module, factory = NETWORKS[name].split(":")
     model = getattr(importlib.import_module(module), factory)().eval()
     found: list[dict] = []
@@ -62,6 +66,9 @@ def extract(name: str) -> list[dict]:
         model(torch.zeros(model.example_input_shape))
     for h in hooks:
         h.remove()
+    around = spell_all(model)
+    for entry in found:
+        entry["context"], entry["unspelled"] = around[entry["layer"]]
     return found
 
 

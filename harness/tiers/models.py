@@ -18,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from harness.tiers.classes import structural_class
-from harness.config import ConvConfig, parse_descriptor
+from harness.config import ConfigError, ConvConfig, parse_descriptor
 from harness.policy.schemes import GRAPH_SCHEMES
 
 DATA = Path(__file__).with_name("models.json")
@@ -47,3 +47,39 @@ def distinct(by: str = "class") -> list[dict]:
 def models(schemes=GRAPH_SCHEMES, by: str = "class") -> list[ConvConfig]:
     """The networks' convs, one per structural class (or every distinct one), in each scheme."""
     return [parse_descriptor(f"{e['base']}_q{s}") for e in distinct(by) for s in schemes]
+
+
+def neighbourhoods() -> dict[str, dict]:
+    """Each distinct neighbourhood the networks put around a conv that the grammar spells -> the smallest conv
+    that has it (input elements, then order)."""
+    import math
+
+    out: dict[str, dict] = {}
+    for e in entries():
+        cx = e.get("context", "none")
+        if cx == "none":
+            continue
+        c = parse_descriptor(f"{e['base']}_qfp32")
+        size = c.in_channels * math.prod(c.input_size)
+        if cx not in out or size < out[cx]["_size"]:
+            out[cx] = {**e, "_size": size}
+    return out
+
+
+def unspelled() -> dict[str, int]:
+    """What the grammar cannot spell after a network's conv, and why -> how many convs it stops."""
+    from collections import Counter
+
+    return dict(Counter(e["unspelled"] for e in entries() if e.get("unspelled")))
+
+
+def in_context(schemes=GRAPH_SCHEMES) -> list[ConvConfig]:
+    """The networks' own neighbourhoods: each spelled one around its smallest conv, in each scheme."""
+    out = []
+    for cx, e in neighbourhoods().items():
+        for s in schemes:
+            try:
+                out.append(parse_descriptor(f"{e['base']}_q{s}_cx{cx}"))
+            except ConfigError as err:  # a shape the context refuses: say so, never drop it quietly
+                raise ConfigError(f"{e['network']} {e['layer']}: {err}") from None
+    return out

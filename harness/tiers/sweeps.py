@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 
-from harness.tiers import compositions, models, strategies, structural
+from harness.tiers import compositions, crossed, models, strategies, structural
 from harness.contexts.names import CONTEXT_NAMES
 from harness.config import DATASETS, ConfigError, ConvConfig, parse_descriptor
 from harness.policy.schemes import GRAPH_SCHEMES, SCHEMES
@@ -61,6 +61,34 @@ SMOKE_STRUCTURAL_BASES = (
     "conv2d_ic4_oc8_g4_i12x10_k3x5_p1x2",  # depthwise, kernel H != W: the HWCM weight's reshape
 )
 SMOKE_STRUCTURAL_SCHEMES = ("fp32", "a8w8")
+# One case per family of the crossing (harness.tiers.crossed) the cases above leave out: each conv kind with each
+# group kind and bias (dense, depthwise multiplier 1 and 2, grouped; with and without bias), and pads that reach
+# the kernel or the dilated extent, on one axis and on all. In one scheme each, float and INT in turn (a grouped
+# transposed conv's INT case per tensor: per channel is a documented rejection).
+SMOKE_CROSSED = (
+    ("conv1d_ic4_oc4_i10_k2_p2_b0", "fp32"),  # dense, no bias, an even kernel padded by its size
+    ("conv1d_ic4_oc4_g4_i12_k3_s2_p3_b0", "a8w8"),  # depthwise, no bias, pad = k, strided
+    ("conv1d_ic4_oc8_g4_i11_k3_d2_p5_b0", "fp32"),  # depthwise x2, no bias, pad = the dilated extent
+    ("conv1d_ic4_oc4_g2_i12_k4_s3_p4_b0", "a8w8"),  # grouped, no bias, pad = k
+    ("conv1d_ic4_oc4_g2_i9_k2_s2_p1", "fp32"),  # grouped, bias
+    ("conv2d_ic4_oc4_g4_i8x8_k2_p1", "a8w8"),  # depthwise 2x2, bias
+    ("conv2d_ic4_oc4_g4_i8x8_k2_p2x0_b0", "fp32"),  # depthwise, no bias, H pad = k
+    ("conv2d_ic4_oc8_g4_i9x9_k3_s1x2_p0x3_b0", "a8w8"),  # depthwise x2, no bias, W pad = k, strided
+    ("conv2d_ic4_oc4_i8x8_k3_p3", "fp32"),  # dense, pad = k on both axes
+    ("conv2d_ic4_oc4_i9x8_k3x1_d3x1_p7x0", "a8w8"),  # dense, H pad = the dilated extent (7)
+    ("tconv2d_ic4_oc4_g4_i5x5_k3_s2_p1_op1_b0", "a8w8-pt"),  # groups = channels, no bias
+    ("tconv2d_ic4_oc4_g4_i5x5_k2_s2_p0", "fp32"),  # groups = channels, bias
+    ("tconv2d_ic4_oc8_g4_i5x5_k3_s1x2_p1_op0x1_b0", "fp32"),  # groups = channels x2, no bias
+    ("tconv2d_ic4_oc8_g4_i5x5_k3_s2_p2_op1", "a8w8-pt"),  # groups = channels x2, bias
+    ("tconv2d_ic4_oc4_g2_i5x5_k4x2_s2x1_p1x0_b0", "fp32"),  # grouped, no bias
+    ("conv3d_ic4_oc4_i4x4x4_k1_b0", "a8w8"),  # 1x1x1, no bias
+    ("conv3d_ic4_oc4_i5x5x5_k2_p2", "fp32"),  # 2x2x2, pad = k
+    ("conv3d_ic4_oc4_g4_i5x5x5_k3_p1_b0", "a8w8"),  # groups = channels, no bias (decomposed)
+    ("conv3d_ic4_oc4_g4_i5x6x5_k2_s2_p1", "fp32"),  # groups = channels, bias
+    ("conv3d_ic4_oc8_g4_i5x5x5_k3_s1x2x1_p1_b0", "fp32"),  # groups = channels x2, no bias
+    ("conv3d_ic4_oc4_g2_i5x5x5_k3_b0", "a8w8"),  # grouped 3x3x3, no bias
+    ("conv3d_ic4_oc4_g2_i6x5x5_k3_s2x1x1_p3x1x1", "a8w8"),  # grouped, bias, D pad = k
+)
 # DecomposeGroupedConvPass's other two branches: a grouped transposed conv (sliced on its weight's input
 # channels; the weight is 6x5x3x3: the input (3) and output (5) slice sizes, 5 // 2 and 3 // 2 differ; int8
 # per tensor, as per channel is a documented rejection) and a grouped conv without bias (None per group).
@@ -210,6 +238,7 @@ def smoke() -> list[ConvConfig]:
     cases += strategies.dynamic_cases(bases=SMOKE_TOSA10_BASES, kinds=("spatial-tosa10",))
     cases += strategies.dynamic_cases(bases=SMOKE_EVEN_BASES, kinds=("spatial-even-tosa10",))
     cases += [parse_descriptor(f"{b}_q{s}") for b in SMOKE_STRUCTURAL_BASES for s in SMOKE_STRUCTURAL_SCHEMES]
+    cases += [parse_descriptor(f"{b}_q{s}") for b, s in SMOKE_CROSSED]
     cases += [parse_descriptor(d) for d in SMOKE_GROUPED + SMOKE_A16W8_CONTEXTS + SMOKE_NESTED_COND + SMOKE_SILENT]
     cases += [parse_descriptor(f"{b}_q{s}_cx{p}") for b in CONTEXT_BASES
               for p in SMOKE_POOLS + SMOKE_FORKS + SMOKE_NEIGHBOURS for s in SMOKE_STRUCTURAL_SCHEMES]
@@ -219,15 +248,24 @@ def smoke() -> list[ConvConfig]:
 
 
 def nightly() -> list[ConvConfig]:
+    """Smoke plus every strategy (`_nightly`, computed once a process: full extends it)."""
+    return list(_nightly())
+
+
+@functools.lru_cache(maxsize=1)
+def _nightly() -> tuple[ConvConfig, ...]:
     """Smoke plus every strategy: edge cases and rejections in every scheme,
     the grid, the pairwise covering array, contexts on more bases, dynamic
     shapes on every dynamic base, 400 seeded random cases, even-size dynamic
     dims, the edge cases, data sets and rejections in fp8, one conv of real
-    networks per structural class (harness.tiers.models), every class
+    networks per structural class and each network's neighbourhoods of a
+    conv the grammar spells around its smallest conv (harness.tiers.models), every class
     of a small 1D/2D forward and 2D transposed conv (harness.tiers.structural),
-    and the context grammar: every activation x merge, pairwise over the
-    rest (harness.tiers.compositions)."""
-    return (
+    the context grammar: every activation x merge, pairwise over the
+    rest (harness.tiers.compositions), and every per-axis class crossed with
+    every group kind and bias, on each axis alone and jointly, 1D, 2D,
+    transposed 2D and 3D (harness.tiers.crossed)."""
+    return tuple(
         smoke()
         + strategies.edge_cases()
         + strategies.rejection_cases()
@@ -242,9 +280,11 @@ def nightly() -> list[ConvConfig]:
         + strategies.fp8_cases(SMOKE_DATASET_BASES, DATASETS)
         + strategies.fp8_cases(strategies.REJECTION_CASES)
         + models.models()
+        + models.in_context()
         + structural.structural()
         + structural.transposed()
         + compositions.compositions()
+        + crossed.crossed()
     )
 
 

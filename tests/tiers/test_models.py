@@ -35,3 +35,25 @@ def test_nightly_has_one_conv_per_class_of_the_networks_and_full_every_one():
     assert len(models.distinct("class")) == len(every_class) < len(models.distinct("conv"))
     with pytest.raises(ValueError, match="invalid distinct-by 'layer'"):
         models.distinct("layer")
+
+
+def test_each_conv_records_what_its_network_puts_around_it_in_the_grammar_or_why_not():
+    from harness.contexts.names import context_error
+
+    for e in models.entries():
+        assert context_error(e["context"]) == "", e
+        assert e["unspelled"] == "" or ": " in e["unspelled"], e  # what stops the grammar, then why
+    spelled = {e["context"] for e in models.entries()}
+    assert {"bn-relu6", "bn-hardswish", "bn-silu", "hardsigmoid-mul", "sigmoid-mul", "bn-addz-relu",
+            "bn-relu-maxpool3p1", "relu-maxpool3ceil", "bn-silu-gapmean"} <= spelled
+    assert any("2 users (mean, mul)" in why for why in models.unspelled()), "the squeeze-excite fork is named"
+
+
+def test_nightly_runs_every_neighbourhood_the_grammar_spells_around_its_smallest_conv():
+    from harness.policy.schemes import GRAPH_SCHEMES
+
+    nightly = {c.descriptor for c in sweep("nightly")}
+    cases = models.in_context()
+    assert {c.descriptor for c in cases} <= nightly
+    assert {c.context for c in cases} == {e["context"] for e in models.entries()} - {"none"}
+    assert len(cases) == len(models.neighbourhoods()) * len(GRAPH_SCHEMES)
