@@ -6,7 +6,7 @@ import json
 import sys
 
 from harness.cli.common import EXIT_FAIL, EXIT_OK
-from harness.config import parse_descriptor
+from harness.config import ConfigError, parse_descriptor
 from harness.policy.targets import check_case, get_target
 from harness.cli import options
 
@@ -44,7 +44,13 @@ def cmd_list(args) -> int:
         return EXIT_OK
     if getattr(args, "classes", False):
         _print_classes(configs)
+        if args.html:
+            from harness.report.coverage_page import write
+
+            print(f"crossing: {write(configs, f'The crossing in {args.sweep}', args.html)}")
         return EXIT_OK
+    if args.html:
+        raise ConfigError(f"invalid --html {args.html}: it writes the crossing, so it needs --classes")
     for c in configs:
         if args.json:
             fields = c.fields_dict()
@@ -175,6 +181,8 @@ def add_parsers(sub) -> dict:
     ls.add_argument("--stats", action="store_true", help="counts per rank, expected TOSA op, scheme, context, data set, dynamic dims")
     ls.add_argument("--classes", action="store_true", help="the structural classes the cases cover "
                     "(harness/tiers/classes.py), with counts, and the values each fact takes")
+    ls.add_argument("--html", metavar="FILE", help="with --classes: also write the crossing the cases cover as an "
+                    "HTML page of tables, per conv kind and position (harness/tiers/crossed.py)")
 
     run = sub.add_parser("run", help="run one case and print its outcome, metrics and TOSA ops")
     run.add_argument("descriptor", help="case descriptor, e.g. conv2d_ic8_oc16_i32x32_k3x3_s2_p1_qa8w8")

@@ -21,6 +21,7 @@ DEFAULTS = "reports"  # where a path left to its default goes
 # verb -> {argument: 'file' or 'dir'}: what each verb writes. The history ('db') counts where the verb records.
 WRITES: dict[str, dict[str, str]] = {
     "run": {"keep": "dir"},
+    "list": {"html": "file"},
     "sweep": {"results": "file", "db": "file"},
     "import": {"db": "file"},
     "merge": {"out": "file", "db": "file"},

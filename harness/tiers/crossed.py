@@ -141,7 +141,8 @@ def _axis_class(k: int, s: int, p: int, d_or_op: int, kind: str, transposed: boo
     return f"k{k}s{s}p{p}op{d_or_op}:-" if transposed else f"k{k}s{s}p{p}d{d_or_op}:{kind}"
 
 
-def universe() -> dict[tuple[str, str], set[tuple[str, str, int]]]:
+@functools.lru_cache(maxsize=1)
+def universe() -> dict[tuple[str, str], frozenset[tuple[str, str, int]]]:
     """(conv kind, position) -> every (axis class, group kind, bias) the crossing asks for."""
     out: dict[tuple[str, str], set] = {}
     labels = [group_label(parse_descriptor(f"conv2d_ic{ic}_oc{oc}_g{g}_i8_k3")) for ic, oc, g in GROUP_KINDS.values()]
@@ -149,10 +150,10 @@ def universe() -> dict[tuple[str, str], set[tuple[str, str, int]]]:
         classes = {_axis_class(k, s, p, d, kind, False) for k in kernels for s in STRIDES
                    for d in (DILATIONS if k > 1 else (1,)) for p in pads(k, d) for kind in sizes(k, s, p, d)}
         for position in _position_names(rank):
-            out[(f"conv{rank}d", position)] = {(a, g, b) for a in classes for g in labels for b in BIASES}
+            out[(f"conv{rank}d", position)] = frozenset((a, g, b) for a in classes for g in labels for b in BIASES)
     t_classes = {_axis_class(k, s, p, op, "-", True) for k, s, p, op in transposed_settings()}
     for position in _position_names(2):
-        out[("tconv2d", position)] = {(a, g, b) for a in t_classes for g in labels for b in BIASES}
+        out[("tconv2d", position)] = frozenset((a, g, b) for a in t_classes for g in labels for b in BIASES)
     return out
 
 
@@ -162,8 +163,6 @@ def _position_names(rank: int) -> tuple[str, ...]:
 
 def _positions_of(c: ConvConfig, axes: tuple[str, ...]) -> list[tuple[str, str]]:
     """(position, axis class) pairs a config counts for: an axis alone with the others plain, or all alike."""
-    from harness.tiers.classes import axis_classes
-
     names = _position_names(c.rank)
     if c.rank == 1:
         return [(names[0], axes[0])]
@@ -179,12 +178,11 @@ def _positions_of(c: ConvConfig, axes: tuple[str, ...]) -> list[tuple[str, str]]
     return out
 
 
-def coverage(configs: list[ConvConfig]) -> list[dict]:
-    """Per (conv kind, position): how much of the crossing the configs cover, and a few triples they miss."""
+def _seen(configs: list[ConvConfig]) -> dict[tuple[str, str], set[tuple[str, str, int]]]:
+    """(conv kind, position) -> the (axis class, group kind, bias) the configs hold there."""
     from harness.tiers.classes import axis_classes
 
-    want = universe()
-    seen: dict[tuple[str, str], set] = {key: set() for key in want}
+    seen: dict[tuple[str, str], set] = {key: set() for key in universe()}
     for c in configs:
         if c.padding_mode != "zeros" or isinstance(c.padding, str):
             continue
@@ -193,9 +191,43 @@ def coverage(configs: list[ConvConfig]) -> list[dict]:
         for position, a in _positions_of(c, axes):
             if (kind, position) in seen:
                 seen[(kind, position)].add((a, group_label(c), int(c.bias)))
+    return seen
+
+
+def coverage(configs: list[ConvConfig]) -> list[dict]:
+    """Per (conv kind, position): how much of the crossing the configs cover, and a few triples they miss."""
+    seen = _seen(configs)
     rows = []
-    for (kind, position), triples in want.items():
+    for (kind, position), triples in universe().items():
         missing = sorted(triples - seen[(kind, position)])
         rows.append({"kind": kind, "position": position, "covered": len(triples) - len(missing),
                      "expected": len(triples), "missing": missing[:3]})
     return rows
+
+
+def grid(configs: list[ConvConfig]) -> list[dict]:
+    """The crossing as tables a reviewer can scan: per (conv kind, position), one row per kernel, stride and
+    dilation (output padding for a transposed conv), one column per group kind and bias; each cell counts the
+    axis classes (pads and remainder kinds) the configs cover of those the crossing asks for."""
+    want, seen = universe(), _seen(configs)
+    columns = [(g, b) for g in ("dense", "depthwise-m1", "depthwise-m2", "grouped") for b in BIASES]
+    tables = []
+    for (kind, position), triples in want.items():
+        rows: dict[str, dict[tuple[str, int], list[int]]] = {}
+        for a, g, b in sorted(triples):
+            key = _row_key(a)
+            cell = rows.setdefault(key, {col: [0, 0] for col in columns})[(g, b)]
+            cell[1] += 1
+            cell[0] += (a, g, b) in seen[(kind, position)]
+        tables.append({"kind": kind, "position": position, "columns": columns,
+                       "rows": [(key, [tuple(cells[col]) for col in columns]) for key, cells in rows.items()]})
+    return tables
+
+
+def _row_key(axis_class: str) -> str:
+    """'k3s2p1d2:trim1' -> 'k3 s2 d2'; 'k3s2p1op1:-' -> 'k3 s2 op1': the row; pads and remainders fill it."""
+    facts = axis_class.split(":")[0]
+    k, rest = facts[1:].split("s", 1)
+    s, rest = rest.split("p", 1)
+    last = "op" + rest.split("op")[1] if "op" in rest else "d" + rest.split("d")[1]
+    return f"k{k} s{s} {last}"
