@@ -71,16 +71,25 @@ def test_each_slot_takes_at_most_one_token_in_order():
 COMPOSED_BASE = "conv2d_n2_ic4_oc4_i10x10_k3_p1_b1"
 
 
+def _admitted(names: list[str], base: str) -> list[str]:
+    """The compositions `base` admits (a residual add needs matching shapes, an FPN join an even output)."""
+    out = []
+    for n in names:
+        try:
+            parse_descriptor(f"{base}_qfp32_cx{n}")
+        except ConfigError:
+            continue
+        out.append(n)
+    return out
+
+
 _BOUNDED = [n for n in compositions() if parse(n).get("feed") not in ("view-in", "permute-in")]
 
 
-@pytest.mark.parametrize("name", _BOUNDED[::max(1, len(_BOUNDED) // 600)])
+@pytest.mark.parametrize("name", _admitted(_BOUNDED[::max(1, len(_BOUNDED) // 450)], COMPOSED_BASE))
 def test_the_bound_dominates_the_output(name):
     """The DOT_PRODUCT bound is computed on |x|, |w|, |b|: it must be at least |output| everywhere."""
-    try:
-        c = parse_descriptor(f"{COMPOSED_BASE}_qfp32_cx{name}")
-    except ConfigError:
-        pytest.skip("the base does not admit it")
+    c = parse_descriptor(f"{COMPOSED_BASE}_qfp32_cx{name}")
     tensors = make_tensors(c, seed=3)
     model = build_model(c, tensors, seed=3).double()
     xs = tuple(t.double() for t in tensors.inputs)
