@@ -7,7 +7,7 @@ import sys
 
 from harness.cli.common import EXIT_FAIL, EXIT_OK
 from harness.config import ConfigError, parse_descriptor
-from harness.policy.targets import check_case, get_target
+from harness.policy.targets import check_case, check_tools, get_target
 from harness.cli import options
 
 LIST_FIELDS = (
@@ -129,6 +129,7 @@ def _print_result(r) -> None:
 def cmd_run(args) -> int:
     config = parse_descriptor(args.descriptor)
     check_case(get_target(args.target), config)  # unknown target, or not a case of it: usage error before any work
+    check_tools(get_target(args.target))
     if args.canary:
         from harness.faults.canaries import get
 

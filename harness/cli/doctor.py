@@ -19,6 +19,8 @@ from harness.cli import options
 # here: the fvp runner's own lookup says whether its targets run (the targets lines, with the reason).
 TOOLS = (
     ("vela", "module:ethosu.vela", "Ethos-U targets: Vela's compile of each case", "pip install 'executorch[ethos-u]'"),
+    ("model-converter", "exe:model-converter", "the vgf target: the ML SDK's TOSA-to-VGF converter",
+     "pip install -e '.[vgf]'"),
     ("ray", "module:ray", "--cluster: a sweep over a Ray cluster", "pip install -e '.[cluster]'"),
     ("chromium", "exe:chromium", "the report's browser test (tests/report)", "apt-get install chromium"),
     ("git", "exe:git", "bisect commits, --executorch PATH@REV", "apt-get install git"),

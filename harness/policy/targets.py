@@ -13,6 +13,9 @@ a row here and, for a new backend, one module under `harness.targets`.
   model: the Ethos-U specification makes INT results bit-exact to TOSA, so this
   needs no hardware. Vela's compile of it (placement, memory, cycle estimate)
   is recorded with the result.
+* `vgf`: the ML SDK for Vulkan lowering (VgfCompileSpec, VgfPartitioner,
+  VgfQuantizer); its TOSA graph on the TOSA reference model, and the model
+  converter's `.vgf` of it recorded (a conversion it refuses fails the lowering).
 * `ethos-u<NN>-<MACs>-fvp`: the same lowering, run on the Corstone FVP where it
   and an executor runner are installed; skipped with the reason elsewhere.
 
@@ -38,6 +41,7 @@ class Target:
     accelerator: str = ""  # Vela's accelerator configuration (Ethos-U)
     dynamic: bool = True  # takes symbolic shapes
     control_flow: bool = True  # takes torch.cond
+    tools: tuple[tuple[str, str], ...] = ()  # (executable, how to install it) the lowering runs
 
     @property
     def family(self) -> str:
@@ -73,6 +77,13 @@ TARGETS: dict[str, Target] = {
     for t in (
         Target("tosa", "tosa", "tosa-ref", SCHEME_NAMES,
                "the generic TOSA lowering (TosaCompileSpec, TOSAPartitioner, TOSAQuantizer) on the TOSA reference model"),
+        Target("vgf", "vgf", "tosa-ref", tuple(s for s in SCHEME_NAMES if not s.startswith("fp8")),
+               "the VGF lowering (VgfCompileSpec, VgfPartitioner, VgfQuantizer, the ML SDK's model converter): "
+               "its TOSA graph on the TOSA reference model, the converter's .vgf recorded",
+               # model-converter 0.11.0 marks the shape extension and control flow illegal: "failed to legalize
+               # operation 'tosa.dim'" (any symbolic dim) and "... 'tosa.cond_if'" (torch.cond), measured on smoke
+               dynamic=False, control_flow=False,
+               tools=(("model-converter", "pip install -e '.[vgf]' (ai-ml-sdk-model-converter 0.11.0)"),)),
         *(_ethos_u(a) for a in ETHOS_U_ACCELERATORS),
         *(_ethos_u(a, fvp=True) for a in FVP_ACCELERATORS),
     )
@@ -85,6 +96,16 @@ def get_target(name: str) -> Target:
     if name not in TARGETS:
         raise ConfigError(f"unknown target {name!r}; targets: {', '.join(TARGETS)}")
     return TARGETS[name]
+
+
+def check_tools(target: Target) -> None:
+    """ConfigError (one line) when a tool the target's lowering runs is not on PATH: without it every case would
+    fail in the backend for a reason of this machine's, not the backend's."""
+    import shutil
+
+    for tool, install in target.tools:
+        if shutil.which(tool) is None:
+            raise ConfigError(f"target {target.name} needs {tool}, which is not on PATH: {install}")
 
 
 # The contexts with torch.cond, and how many copies of the conv their branches hold (one per branch).

@@ -34,12 +34,13 @@ def pytest_addoption(parser):
 def _cases(config) -> list[ConvConfig]:
     """The selected cases (computed once); a bad descriptor, tier or canary is a one-line usage error."""
     if not hasattr(config, "_harness_cases"):
-        from harness.policy.targets import check_case, get_target
+        from harness.policy.targets import check_case, check_tools, get_target
         from harness.tiers.selection import select
 
         o = config.getoption
         try:
             target = get_target(o("harness_target"))
+            check_tools(target)
             if o("harness_case"):
                 config._harness_cases = [parse_descriptor(d) for d in o("harness_case")]
                 for c in config._harness_cases:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import os
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, TypeVar
@@ -66,12 +67,27 @@ def root_cause(error: BaseException) -> BaseException:
         error = inner
 
 
+def describe(cause: BaseException) -> str:
+    """`Type: message`; for a tool that failed (a CalledProcessError: the VGF model converter, Vela), the tool,
+    its exit code and what it printed on stderr instead of the command line, whose temporary paths change from
+    run to run while the tool's words do not."""
+    import subprocess
+
+    if isinstance(cause, subprocess.CalledProcessError):
+        cmd = cause.cmd if isinstance(cause.cmd, (list, tuple)) else str(cause.cmd).split()
+        tool = os.path.basename(str(cmd[0])) if cmd else "a tool"
+        err = cause.stderr.decode(errors="replace") if isinstance(cause.stderr, bytes) else (cause.stderr or "")
+        said = "; ".join(line.strip() for line in err.splitlines() if line.strip())
+        return f"CalledProcessError: {tool} exited {cause.returncode}" + (f": {said}" if said else "")
+    return f"{type(cause).__name__}: {cause}"
+
+
 class StageError(Exception):
     """A stage failed: `stage` names it, `error` is what it raised."""
 
     def __init__(self, stage: str, error: BaseException):
         cause = root_cause(error)
-        super().__init__(f"{stage}: {type(cause).__name__}: {cause}")
+        super().__init__(f"{stage}: {describe(cause)}")
         self.stage = stage
         self.error = error
 

@@ -21,7 +21,7 @@ from harness.config import ConfigError
 from harness.history.db import COMPLETE, INTERRUPTED, History, RunInfo
 from harness.policy.limits import WORKER_RECYCLE_RSS, case_time_limit
 from harness.policy.packing import PACK_SIZE
-from harness.policy.targets import get_target
+from harness.policy.targets import check_tools, get_target
 from harness.results.case_result import CaseResult, new_run_id, versions
 from harness.results.store import ResultWriter, ordered, read_results, write_results
 from harness.run.settings import RunSettings
@@ -69,8 +69,9 @@ def results_file(req: SweepRequest) -> Path:
 
 
 def check(req: SweepRequest) -> list:
-    """The request's cases; ConfigError (one line) for a bad selection, target, job count or canary."""
-    get_target(req.target)
+    """The request's cases; ConfigError (one line) for a bad selection, target (or a tool it needs), job count
+    or canary."""
+    check_tools(get_target(req.target))
     if req.jobs < 1:
         raise ConfigError(f"invalid -j {req.jobs}: must be >= 1")
     if req.time_limit is not None and not req.time_limit > 0:

@@ -16,6 +16,7 @@ from executorch.backends.arm.ethosu.partitioner import EthosUPartitioner
 from executorch.backends.arm.quantizer import EthosUQuantizer
 
 from harness.policy.targets import Target
+from harness.targets.dumped import dumped_tosa
 from harness.targets.vela_report import summarize
 
 NEEDS_WORKDIR = True
@@ -41,27 +42,10 @@ def quantizer(spec: EthosUCompileSpec) -> EthosUQuantizer:
     return EthosUQuantizer(spec)
 
 
-def _delegation_tag(delegate) -> str:
-    for node in delegate.original_module.graph.nodes:
-        tag = node.meta.get("delegation_tag")
-        if tag:
-            return tag
-    return ""
-
-
 def collect(delegates: list, workdir: str | None, log: str) -> tuple[list[bytes], dict]:
     """Each delegate's TOSA graph as the backend dumped it before Vela; Vela's summary."""
-    if workdir is None:
-        raise RuntimeError("the Ethos-U lowering needs a directory for its intermediate artifacts")
+    tosa = dumped_tosa(delegates, workdir, "Ethos-U")
     folder = Path(workdir)
-    tosa: list[bytes] = []
-    for d in delegates:
-        tag = _delegation_tag(d)
-        found = sorted(folder.glob(f"output_{tag}_*.tosa" if tag else "output_*.tosa"))
-        if len(found) != 1:
-            raise RuntimeError(f"expected one TOSA flatbuffer for delegation tag {tag!r} in {workdir}, "
-                               f"found {[p.name for p in found]}")
-        tosa.append(found[0].read_bytes())
     stream = sum(len(bytes(d.processed_bytes)) for d in delegates)
     facts = summarize(log, sorted(folder.glob("output/*_summary_*.csv")), stream)
     return tosa, {"vela": facts} if delegates else {}

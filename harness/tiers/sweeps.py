@@ -361,7 +361,8 @@ def _tier(name: str, target: str) -> tuple[ConvConfig, ...]:
     """The tier's own cases and their mirrored twins (computed once a process: nightly's take ~1.5 s, and the
     configs are frozen)."""
     t = get_target(target)
-    cases = SWEEPS[name]() if t.backend == "tosa" else ethos_u(name, t)
+    # the generic tiers for a TOSA-profile target (tosa, vgf), as far as the target takes each case
+    cases = [c for c in SWEEPS[name]() if _is_case_of(t, c)] if t.backend != "ethos_u" else ethos_u(name, t)
     twins = [c for c in strategies.mirrored(cases) if _is_case_of(t, c)]  # after the tier: it stays as it was
     if name in STATIC_TWINS_ONLY:
         twins = [c for c in twins if c.dynamic == "none"]
