@@ -112,11 +112,12 @@ def _explained(results: list[CaseResult]) -> list[dict]:
 
 
 def _cross_target(history: History | None, run: RunInfo, results: list[CaseResult]) -> dict | None:
-    """For an Ethos-U run: what it refuses that another Ethos-U target ran, and where its TOSA graphs differ
-    from the generic lowering's, each against the newest complete run of the same tier on that target."""
-    if history is None or not run.target.startswith("ethos-u"):
+    """For an Ethos-U or VGF run: what it refuses that another target of its kind ran (another Ethos-U
+    configuration; for VGF, the generic lowering), and where its TOSA graphs differ from the generic lowering's,
+    each against the newest complete run of the same tier on that target."""
+    if history is None or not (run.target.startswith("ethos-u") or run.target == "vgf"):
         return None
-    others = latest_runs_of_other_targets(history, run, "ethos-u")
+    others = latest_runs_of_other_targets(history, run, "ethos-u" if run.target.startswith("ethos-u") else "tosa")
     refused = [x for name, run_id in sorted(others.items())
                for x in refused_here_run_there(results, history.results(run_id), name)]
     generic = latest_runs_of_other_targets(history, run, "tosa").get("tosa")

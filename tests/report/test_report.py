@@ -119,3 +119,21 @@ def test_cross_target_comparisons():
     assert [(x.descriptor, x.here, x.there) for x in refused] == [("a", "u55-stride", "ethos-u85-256")]
     generic = [CaseResult("b", 0, Outcome.PASS, tosa_ops=["TRANSPOSE", "CONV2D", "TRANSPOSE"])]
     assert tosa_differences(here, generic) == [{"descriptor": "b", "extra": "RESCALE", "missing": ""}]
+
+
+def test_a_vgf_run_is_compared_with_the_generic_lowering(tmp_path):
+    """The report's cross-target section: a vgf run against the newest complete tosa run of the same tier."""
+    from harness.history.db import COMPLETE, History, RunInfo
+    from harness.report.html import _cross_target
+
+    h = History(tmp_path / "h.sqlite")
+    generic = RunInfo("r-tosa", "smoke", 0, "tosa", started=1000.0, ended=1300.0, expected=1)
+    h.ensure_run(generic)
+    h.record(CaseResult("b", 0, Outcome.PASS, target="tosa", run_id="r-tosa", tosa_ops=["CONV2D"]))
+    h.finish_run("r-tosa", COMPLETE, 1300.0)
+    vgf = RunInfo("r-vgf", "smoke", 0, "vgf", started=2000.0, ended=2300.0, expected=1)
+    here = [CaseResult("b", 0, Outcome.LOWERING_ERROR, target="vgf", run_id="r-vgf", reason="model-converter exited 1")]
+    cross = _cross_target(h, vgf, here)
+    h.close()
+    assert cross["others"] == ["tosa"] and cross["generic"] == "r-tosa"
+    assert [(x.descriptor, x.there) for x in cross["refused"]] == [("b", "tosa")]
