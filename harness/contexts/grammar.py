@@ -86,8 +86,6 @@ SLOTS: dict[str, tuple[str, ...]] = {
 OWN_INPUT_MERGES = ("add", "catx")  # need the conv's output size (a pool changes it)
 SECOND_INPUT_MERGES = ("addz", "cat", "mul", "fpn")
 PAD_FEEDS = {"pad-in": "constant", "reflect-in": "reflect", "replicate-in": "replicate"}  # F.pad's modes
-
-
 CAT_MERGES = ("cat", "catx", "catpre")
 
 
@@ -211,9 +209,9 @@ class Composed(Context):
 
     # what the descriptor admits -------------------------------------------------------------------
     def check(self, c) -> str:
-        if self.feed in PAD_FEEDS and min(c.input_size) < 4:
-            return f"{self.feed} pads a model input 2 smaller than the conv's, which reflect needs at least 2: " \
-                   "an input of at least 4"
+        least = 4 if self.feed == "reflect-in" else 3  # the cropped input keeps a row; reflect by 1 needs two
+        if self.feed in PAD_FEEDS and min(c.input_size) < least:
+            return f"{self.feed} pads a model input 2 smaller than the conv's: an input of at least {least}"
         if self.feed == "up-in" and (c.rank != 2 or any(n % 2 for n in c.input_size)):
             return "up-in upsamples x2 into a 2D conv: its input size must be even"
         if self.merge == "fpn" and (c.rank != 2 or any(n % 2 for n in self._merged_shape(c)[2:])):

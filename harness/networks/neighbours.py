@@ -18,8 +18,7 @@ import torch
 
 ACTS = {nn.ReLU: "relu", nn.ReLU6: "relu6", nn.Hardtanh: "hardtanh", nn.Sigmoid: "sigmoid", nn.SiLU: "silu",
         nn.Hardswish: "hardswish", nn.Hardsigmoid: "hardsigmoid", nn.GELU: "gelu", nn.Tanh: "tanh", nn.ELU: "elu"}
-ACT_FUNCTIONS = {"relu": "relu", "relu6": "relu6", "hardtanh": "hardtanh", "sigmoid": "sigmoid", "silu": "silu",
-                 "hardswish": "hardswish", "hardsigmoid": "hardsigmoid", "gelu": "gelu", "tanh": "tanh", "elu": "elu"}
+ACT_FUNCTIONS = frozenset(ACTS.values())  # F.relu, torch.sigmoid, x.tanh(), ...: the function's name is the token
 CONVS = (nn.Conv1d, nn.Conv2d, nn.Conv3d)
 
 
@@ -46,13 +45,14 @@ def _act(gm, n) -> str | None:
             return "gelutanh"
         return ACTS.get(type(m))
     if n.op in ("call_function", "call_method"):
-        return ACT_FUNCTIONS.get(getattr(n.target, "__name__", str(n.target)))
+        name = getattr(n.target, "__name__", str(n.target))
+        return name if name in ACT_FUNCTIONS else None
     return None
 
 
 def _pool(gm, n) -> str | None:
     """The grammar's pool token for a pooling node, or None (a pool the grammar does not have)."""
-    from harness.contexts.grammar import POOLS, GlobalPool, Pool
+    from harness.contexts.grammar import POOLS, Pool
 
     m = _module(gm, n)
     if isinstance(m, nn.AdaptiveAvgPool2d) and m.output_size in (1, (1, 1)):
@@ -65,7 +65,7 @@ def _pool(gm, n) -> str | None:
 
         is_max = isinstance(m, nn.MaxPool2d)
         for token, pool in POOLS.items():
-            if isinstance(pool, GlobalPool) or not isinstance(pool, Pool) or pool.max != is_max:
+            if not isinstance(pool, Pool) or pool.max != is_max:
                 continue
             if (pool.kernel, pool.stride, pool.padding, pool.ceil) == (pair(m.kernel_size), pair(m.stride),
                                                                          pair(m.padding), bool(m.ceil_mode)):

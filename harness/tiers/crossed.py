@@ -13,7 +13,7 @@ meets every group kind and both biases, at every position:
   (the last pad whose rows still meet a tap, and the first whose border rows
   see only padding). 1D on its axis; 2D on H alone, W alone (the other axis a
   plain k3 s1 p1 d1) and on both.
-* tconv2d: kernels 1-5, strides 1-4, padding 0..k, output padding 0..s-1,
+* tconv2d: kernels 1-5, strides 1-4, padding 0..k-1, output padding 0..s-1,
   on H alone, W alone and both.
 * conv3d: kernels 1-3, the same strides, dilations and pads, on D, H and W
   alone and on all three.
@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import functools
 
-from harness.config import ConvConfig, parse_descriptor
+from harness.config import ConvConfig
 from harness.policy.schemes import GRAPH_SCHEMES
 from harness.tiers.structural import sizes
 
@@ -49,9 +49,10 @@ LEFT_OUT = {
                                      "extent's own does, and each remainder kind the passes branch on is reached "
                                      "with pads up to the extent",
     "a transposed conv's dilation": "the backend documents it as unsupported (a rejection case in smoke)",
-    "a transposed conv's pad past its kernel": "a transposed conv's pad crops its full output (TOSA's out_pad is "
-                                               "-pad): each row past k crops one more row by the same arithmetic, "
-                                               "and only a larger input leaves any output",
+    "a transposed conv's pad of k or more": "a transposed conv's pad crops its full output (TOSA's out_pad is "
+                                            "-pad) by the rows its kernel adds: at stride 1 a pad of k leaves a "
+                                            "5-wide input k - 1 rows short of any output, and each row past k-1 "
+                                            "crops one more row by the same arithmetic",
     "a transposed or 3D depthwise conv": "no TOSA op takes it: a transposed one with groups is a grouped "
                                          "conv, a 3D one is decomposed (both crossed as groups=channels)",
 }
@@ -145,7 +146,7 @@ def _axis_class(k: int, s: int, p: int, d_or_op: int, kind: str, transposed: boo
 def universe() -> dict[tuple[str, str], frozenset[tuple[str, str, int]]]:
     """(conv kind, position) -> every (axis class, group kind, bias) the crossing asks for."""
     out: dict[tuple[str, str], set] = {}
-    labels = [group_label(parse_descriptor(f"conv2d_ic{ic}_oc{oc}_g{g}_i8_k3")) for ic, oc, g in GROUP_KINDS.values()]
+    labels = list(GROUP_KINDS)  # the names group_label gives their channels (tests check they agree)
     for rank, kernels in ((1, KERNELS), (2, KERNELS), (3, KERNELS_3D)):
         classes = {_axis_class(k, s, p, d, kind, False) for k in kernels for s in STRIDES
                    for d in (DILATIONS if k > 1 else (1,)) for p in pads(k, d) for kind in sizes(k, s, p, d)}
@@ -210,7 +211,7 @@ def grid(configs: list[ConvConfig]) -> list[dict]:
     dilation (output padding for a transposed conv), one column per group kind and bias; each cell counts the
     axis classes (pads and remainder kinds) the configs cover of those the crossing asks for."""
     want, seen = universe(), _seen(configs)
-    columns = [(g, b) for g in ("dense", "depthwise-m1", "depthwise-m2", "grouped") for b in BIASES]
+    columns = [(g, b) for g in GROUP_KINDS for b in BIASES]
     tables = []
     for (kind, position), triples in want.items():
         rows: dict[str, dict[tuple[str, int], list[int]]] = {}

@@ -180,6 +180,7 @@ def test_a_feed_gives_the_conv_its_own_input_size_from_a_smaller_model_input(fee
 
 @pytest.mark.parametrize("descriptor, why", [
     ("conv2d_ic4_oc4_i3x8_k3_p1_qfp32_cxreflect-in", "an input of at least 4"),
+    ("conv2d_ic4_oc4_i2x8_k3_p1_qfp32_cxpad-in", "an input of at least 3"),
     ("conv2d_ic4_oc4_i9x8_k3_p1_qfp32_cxup-in", "must be even"),
     ("conv1d_ic4_oc4_i8_k3_p1_qfp32_cxup-in", "2D conv"),
     ("conv2d_ic4_oc4_i9x9_k3_p1_qfp32_cxfpn", "must be even"),
