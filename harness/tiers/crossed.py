@@ -50,9 +50,9 @@ LEFT_OUT = {
                                      "with pads up to the extent",
     "a transposed conv's dilation": "the backend documents it as unsupported (a rejection case in smoke)",
     "a transposed conv's pad of k or more": "a transposed conv's pad crops its full output (TOSA's out_pad is "
-                                            "-pad) by the rows its kernel adds: at stride 1 a pad of k leaves a "
-                                            "5-wide input k - 1 rows short of any output, and each row past k-1 "
-                                            "crops one more row by the same arithmetic",
+                                            "-pad): at stride 1 a pad of k leaves a 5-wide input 4 - k output "
+                                            "rows, none for k of 4 or 5, and each row past k-1 crops one more row "
+                                            "by the same arithmetic",
     "a transposed or 3D depthwise conv": "no TOSA op takes it: a transposed one with groups is a grouped "
                                          "conv, a 3D one is decomposed (both crossed as groups=channels)",
 }
