@@ -23,13 +23,13 @@ def add_parsers(sub) -> dict:
     what.add_argument("--sample", type=float, default=1.0, metavar="FRACTION",
                       help="a seeded uniform sample of this fraction of each module's mutants (default: all)")
     what.add_argument("--sample-seed", type=int, default=0, metavar="N", help="the sample's seed (default: 0)")
-    what.add_argument("--skip-listed", action="store_true",
-                      help="do not run the mutants harness/policy/mutation_equivalents.toml lists (kept as listed), "
-                           "except an 'unreachable' one that a case of this tier reaches")
     what.add_argument("--list", action="store_true", help="list the mutants (name, line, operator), run nothing")
     hunt = mu.add_argument_group("what hunts them")
     hunt.add_argument("--sweep", default="smoke", help="the tier that hunts the mutants (default: smoke)")
     hunt.add_argument("--filter", metavar="REGEX", help="only the tier's cases whose descriptor matches")
+    hunt.add_argument("--cases", metavar="FILE",
+                      help="only the tier's cases whose descriptors this file lists, one per line (e.g. `list` of "
+                           "an earlier commit's tier: its score on today's mutants)")
     run = mu.add_argument_group("how it runs")
     run.add_argument("-j", "--jobs", type=int, default=2, help="worker processes (default: 2)")
     run.add_argument("--pack", type=int, default=PACK_SIZE, metavar="N", help=f"cases per program (default: {PACK_SIZE})")
@@ -61,6 +61,13 @@ def cmd_mutate(args) -> int:
         raise ConfigError(f"invalid --max {args.max}: must be >= 1")
     if not 0 < args.sample <= 1:
         raise ConfigError(f"invalid --sample {args.sample}: must be a fraction in (0, 1]")
+    cases = None
+    if args.cases:
+        if not Path(args.cases).is_file():
+            raise ConfigError(f"invalid --cases {args.cases}: no such file")
+        cases = {line.strip() for line in Path(args.cases).read_text().splitlines() if line.strip()}
+        if not cases:
+            raise ConfigError(f"invalid --cases {args.cases}: it lists no descriptor")
     if args.carry and not Path(args.carry).is_file():
         raise ConfigError(f"invalid --carry {args.carry}: no such file")
     for name in args.mutant:
@@ -72,7 +79,8 @@ def cmd_mutate(args) -> int:
     if args.list:
         for t in modules:
             for m in mutants_of(t)[: args.max]:
-                print(f"{mutant_name(t, m.index)}\t{m.function}\tline {m.line}\t{m.operator} {m.description}")
+                print(f"{mutant_name(t, m.index)}\t{m.function}\tline {m.line} col {m.column}\t{m.operator} "
+                      f"{m.description}")
         return EXIT_OK
     from harness.mutation.run import mutate
 
@@ -83,9 +91,10 @@ def cmd_mutate(args) -> int:
 
     report = mutate(args.sweep, modules, args.jobs, args.pack, args.function, args.max, Path(args.out), say,
                     args.filter, args.sample, args.sample_seed, Path(args.carry) if args.carry else None,
-                    set(args.mutant) or None, args.resume, args.trace_pack, args.skip_listed)
+                    set(args.mutant) or None, args.resume, args.trace_pack, cases)
     for t in modules:
         score = report.score(t)
         print(f"{t}: {report.counts(t)} score {'n/a' if score is None else f'{score:.1%}'}")
+
     print(f"report: {Path(args.out) / 'mutation.md'}")
     return EXIT_OK if all(m.status in ("killed", "equivalent", "invalid") for m in report.mutants) else EXIT_FAIL

@@ -13,6 +13,24 @@ loaded by swapping that function's code object (`harness.faults.load`):
 * `drop-arg`: the last positional argument, or a keyword argument, of a call
 * `drop-stmt`: an expression statement, an assignment to an attribute or subscript, or an augmented assignment
 
+Then the operator classes of the two well-kept Python mutation tools that the list above lacks, listed after
+all of the above so that adding them moved no earlier mutant's index:
+
+* `arith` (more rows, mutmut's operator table): * -> /, / -> *, // -> /, % -> /, ** -> *, << <-> >>, & <-> |, ^ -> &
+* `compare` (more rows, cosmic-ray's comparison replacement): < <-> >, <= <-> >=
+* `unary` (cosmic-ray's unary replacement, never a deletion): -x -> ~x, ~x -> -x, +x -> -x
+* `keyword` (mutmut's keyword mutation): True <-> False, break <-> continue
+* `zero-iteration` (cosmic-ray's ZeroIterationForLoop): `for x in xs` -> `for x in []`
+* `except` (cosmic-ray's exception replacer): the handler catches nothing (`except ():`)
+* `string` (mutmut's string mutation): "s" -> "XXsXX", except a message (see `_messages`)
+* `arg-none` (mutmut 3's argument mutation): one positional argument of a call -> None (a keyword argument is
+  dropped by `drop-arg`, which gives its default: None for most, so `kw=None` would repeat that mutant)
+
+Left out on purpose: deleting an operand or an operation (`a * b` -> `b`, `-x` -> `x`, `not x` -> `x`), replacing a
+return value or a lambda's body, and an assignment -> None (all three: mutmut), which remove a computation whole,
+so any case that runs them dies, and say nothing a kept operator does not; removing a decorator (cosmic-ray), which
+acts when the class is built, not in a body whose code object `harness.faults.load` can swap.
+
 Type expressions (annotations, `cast`'s type) are not mutated: no change there can be observed.
 """
 
@@ -26,6 +44,12 @@ from dataclasses import dataclass
 _COMPARE = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq,
             ast.NotEq: ast.Eq, ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.In: ast.NotIn, ast.NotIn: ast.In}
 _ARITH = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.FloorDiv, ast.FloorDiv: ast.Mult}
+_ARITH_MORE = {ast.Mult: ast.Div, ast.Div: ast.Mult, ast.FloorDiv: ast.Div, ast.Mod: ast.Div, ast.Pow: ast.Mult,
+               ast.LShift: ast.RShift, ast.RShift: ast.LShift, ast.BitAnd: ast.BitOr, ast.BitOr: ast.BitAnd,
+               ast.BitXor: ast.BitAnd}
+_COMPARE_FLIP = {ast.Lt: ast.Gt, ast.Gt: ast.Lt, ast.LtE: ast.GtE, ast.GtE: ast.LtE}
+_UNARY = {ast.USub: ast.Invert, ast.Invert: ast.USub, ast.UAdd: ast.USub}
+_LOG_CALLS = {"debug", "info", "warning", "warn", "error", "exception", "critical", "log"}
 _NON_COMMUTATIVE = (ast.Sub, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.LShift, ast.RShift)
 
 
@@ -39,6 +63,7 @@ class Mutant:
     description: str
     diff: str  # unified diff of the function's source
     lines: tuple[int, int] = (0, 0)  # first and last line of the code that runs the change (see `_span`)
+    column: int = 0  # 1-based column of the changed node: tells apart the same change made twice on one line
 
 
 def _functions(tree: ast.Module) -> list[tuple[str, ast.AST]]:
@@ -91,6 +116,52 @@ def _changes(node: ast.AST, parent_body_has: bool) -> list[tuple[str, str]]:
     return out
 
 
+def _more_changes(node: ast.AST, messages: set[int]) -> list[tuple[str, str]]:
+    """(operator, what) pairs of the classes taken from mutmut and cosmic-ray, applicable at `node`."""
+    out = []
+    name = lambda op: type(op).__name__  # noqa: E731
+    if isinstance(node, ast.BinOp) and type(node.op) in _ARITH_MORE:
+        out.append(("arith", f"{name(node.op)} -> {_ARITH_MORE[type(node.op)].__name__}"))
+    elif isinstance(node, ast.Compare):
+        out += [("compare", f"{name(op)} -> {_COMPARE_FLIP[type(op)].__name__}") for op in node.ops
+                if type(op) in _COMPARE_FLIP]
+    elif isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
+        out.append(("unary", f"{name(node.op)} -> {_UNARY[type(node.op)].__name__}"))
+    elif isinstance(node, ast.Constant) and type(node.value) is bool:
+        out.append(("keyword", f"{node.value} -> {not node.value}"))
+    elif isinstance(node, (ast.Break, ast.Continue)):
+        out.append(("keyword", "break -> continue" if isinstance(node, ast.Break) else "continue -> break"))
+    elif isinstance(node, (ast.For, ast.AsyncFor)):
+        out.append(("zero-iteration", "for over []"))
+    elif isinstance(node, ast.ExceptHandler) and node.type is not None:
+        out.append(("except", "catches nothing"))
+    elif isinstance(node, ast.Constant) and type(node.value) is str and id(node) not in messages:
+        out.append(("string", f"{node.value!r} -> {'XX' + node.value + 'XX'!r}"))
+    elif isinstance(node, ast.Call):
+        cast = getattr(node.func, "id", getattr(node.func, "attr", None)) == "cast"  # its type: see _type_expressions
+        out += [("arg-none", f"arg {i} -> None") for i, a in enumerate(node.args)
+                if not isinstance(a, ast.Starred) and not (isinstance(a, ast.Constant) and a.value is None)
+                and not (cast and i == 0)]
+    return out
+
+
+def _messages(fn: ast.AST) -> set[int]:
+    """ids of the string constants that only make a message: a docstring or other bare string statement, the
+    parts of an f-string, and any string inside a `raise`, an `assert`'s message or a logging/warnings call.
+    A message changes what a person reads, not what the pass computes, so `string` leaves them alone."""
+    ids: set[int] = set()
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            ids.add(id(node.value))
+        elif isinstance(node, ast.JoinedStr) or isinstance(node, ast.Raise):
+            ids |= {id(n) for n in ast.walk(node)}
+        elif isinstance(node, ast.Assert) and node.msg is not None:
+            ids |= {id(n) for n in ast.walk(node.msg)}
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) in _LOG_CALLS:
+            ids |= {id(n) for a in [*node.args, *(k.value for k in node.keywords)] for n in ast.walk(a)}
+    return ids
+
+
 def _apply(node: ast.AST, operator: str, what: str) -> ast.AST:
     """The mutated replacement of `node` (a new node or the node changed in place)."""
     if operator == "const":
@@ -100,8 +171,8 @@ def _apply(node: ast.AST, operator: str, what: str) -> ast.AST:
         node.ops = [getattr(ast, new)() if type(op).__name__ == old else op for op in node.ops]
     elif operator == "bool":
         node.op = ast.Or() if isinstance(node.op, ast.And) else ast.And()
-    elif operator == "arith":
-        node.op = _ARITH[type(node.op)]()
+    elif operator in ("arith", "unary"):
+        node.op = getattr(ast, what.split(" -> ")[1])()
     elif operator == "swap" and what == "operands":
         node.left, node.right = node.right, node.left
     elif operator == "swap":
@@ -114,6 +185,19 @@ def _apply(node: ast.AST, operator: str, what: str) -> ast.AST:
         node.keywords = [kw for kw in node.keywords if f"{kw.arg}=" != what]
     elif operator == "drop-stmt":
         return ast.copy_location(ast.Pass(), node)
+    elif operator == "keyword" and what in ("break -> continue", "continue -> break"):
+        return ast.copy_location(ast.Continue() if what.startswith("break") else ast.Break(), node)
+    elif operator == "keyword":
+        node.value = not node.value
+    elif operator == "zero-iteration":
+        node.iter = ast.copy_location(ast.List([], ast.Load()), node.iter)
+    elif operator == "except":
+        node.type = ast.copy_location(ast.Tuple([], ast.Load()), node.type)
+    elif operator == "string":
+        node.value = "XX" + node.value + "XX"
+    elif operator == "arg-none":
+        i = int(what.split()[1])
+        node.args = [ast.copy_location(ast.Constant(None), a) if j == i else a for j, a in enumerate(node.args)]
     return node
 
 
@@ -147,6 +231,8 @@ def _spans(fn: ast.AST) -> dict[int, tuple[int, int]]:
                 first = min((s.lineno for s in inner), default=end + 1)
                 end = max(node.lineno, first - 1)
             span = (node.lineno, end)
+        elif isinstance(node, ast.ExceptHandler):  # its `except` line runs only when the try body raises
+            span = (node.lineno, max(node.lineno, node.body[0].lineno - 1))
         spans[id(node)] = span
         for child in ast.iter_child_nodes(node):
             visit(child, span)
@@ -170,19 +256,24 @@ def _type_expressions(fn: ast.AST) -> set[int]:
     return ids
 
 
-def _points(tree: ast.Module) -> list[tuple[str, int, str, str, int, tuple[int, int]]]:
-    """(function, node number in walk order, operator, what, line, lines that run it) for every mutation point."""
+def _points(tree: ast.Module) -> list[tuple[str, int, str, str, int, tuple[int, int], int]]:
+    """(function, node number in walk order, operator, what, line, lines that run it, column) for every mutation
+    point."""
     out = []
-    for name, fn in _functions(tree):
-        statements = _statements(fn)
-        spans = _spans(fn)
-        types = _type_expressions(fn)
-        for number, node in enumerate(_body_nodes(fn)):
-            if id(node) in types:
-                continue
-            for operator, what in _changes(node, id(node) in statements):
-                line = getattr(node, "lineno", fn.lineno)
-                out.append((name, number, operator, what, line, spans.get(id(node), (line, line))))
+    for more in (False, True):  # the later classes after all of the first ones: no earlier index moves
+        for name, fn in _functions(tree):
+            statements = _statements(fn)
+            spans = _spans(fn)
+            types = _type_expressions(fn)
+            messages = _messages(fn) if more else set()
+            for number, node in enumerate(_body_nodes(fn)):
+                if id(node) in types:
+                    continue
+                changes = _more_changes(node, messages) if more else _changes(node, id(node) in statements)
+                for operator, what in changes:
+                    line = getattr(node, "lineno", fn.lineno)
+                    out.append((name, number, operator, what, line, spans.get(id(node), (line, line)),
+                                getattr(node, "col_offset", -1) + 1))
     return out
 
 
@@ -236,7 +327,7 @@ def mutants(source: str, file: str) -> list[Mutant]:
     functions = dict(_functions(tree))
     out = []
     befores: dict[str, str] = {}
-    for index, (function, number, operator, what, line, lines) in enumerate(_points(tree)):
+    for index, (function, number, operator, what, line, lines, column) in enumerate(_points(tree)):
         fn = functions[function]
         before = befores.setdefault(function, ast.unparse(fn))
         with _applied(fn, number, operator, what):
@@ -245,7 +336,7 @@ def mutants(source: str, file: str) -> list[Mutant]:
             continue
         diff = "".join(difflib.unified_diff(before.splitlines(True), after.splitlines(True),
                                             f"{file}:{function}", f"{file}:{function} (mutant {index})", n=1))
-        out.append(Mutant(file, function, index, line, operator, what, diff, lines))
+        out.append(Mutant(file, function, index, line, operator, what, diff, lines, column))
     return out
 
 
@@ -259,5 +350,5 @@ def mutant_tree(source: str, index: int) -> tuple[ast.Module, str]:
     points = _points(ast.parse(source))
     if not 0 <= index < len(points):
         raise IndexError(f"mutant {index} out of range: the file has {len(points)}")
-    function, number, operator, what, _, _ = points[index]
+    function, number, operator, what, _, _, _ = points[index]
     return mutated_function(source, function, number, operator, what)[0], function

@@ -11,11 +11,16 @@
    the mutant's whole case list, so most mutants die in one pack. The set of
    cases run, so the verdict, is the same in any order (which case is named
    as the killer may differ). A mutant no case reaches is `unreached`; one
-   that every reaching case survives is `survived`; one that cannot be loaded
-   is `invalid` and not counted.
-3. A survivor or unreached mutant listed in harness/policy/mutation_equivalents.toml (matched by what it
-   changes) is `equivalent`, with the listed reason; it is not counted either.
-4. The score is killed / (killed + survived + unreached); every survivor is listed with its diff.
+   that every reaching case survives is `survived`, or `masked` when none of
+   those cases was judged (each ended in a known issue or a documented
+   rejection: the registry's verdict stands where the oracle's would); one
+   that cannot be loaded is `invalid` and not counted.
+3. A survivor listed in harness/policy/mutation_equivalents.toml (matched by what it changes) is `equivalent`
+   only when every case that reached it ran and gave bit-identical outputs: a listing is checked on every run,
+   never taken on trust. A listed mutant that changed an output stays `survived`, one nobody reached stays
+   `unreached`, one behind a known issue stays `masked`; each reason says the listing did not hold.
+4. The score is killed / (killed + survived + masked): the mutants that ran and were not shown equivalent.
+   `unreached` (no case runs the line) is counted apart, as is each operator class's score.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from harness.tiers.selection import select
-from harness.config import ConvConfig
+from harness.config import ConfigError, ConvConfig
 from harness.faults.catalog import mutant_name, mutants_of, source_file
 from harness.faults.operators import Mutant
 from harness.policy.mutation import DEFAULT_MODULES
@@ -37,7 +42,8 @@ from harness.results.case_result import CaseResult, versions
 from harness.run.settings import RunSettings
 from harness.schedule.parallel import Task, run_parallel
 
-STATUSES = ("killed", "survived", "unreached", "equivalent", "invalid")
+STATUSES = ("killed", "survived", "masked", "equivalent", "unreached", "invalid")
+UNJUDGED = ("known_issue", "expected_rejection")  # outcomes where the registry, not the oracle, decided
 MUTANT_TIME_LIMIT_S = 120.0  # a mutant that makes a case hang is killed by the timeout; a clean case takes seconds
 
 
@@ -57,6 +63,9 @@ class MutantResult:
     carried: bool = False  # killed in an earlier report by a case this tier still has: not run again
     outputs_changed: int = 0  # green cases whose output bits differ from the unmutated run's: the tolerance hid it
     changed_case: str = ""  # the first of them
+    judged: int = 0  # cases the oracle judged (not ended by a known issue or a documented rejection)
+    masked_by: str = ""  # the known issue or rejection that ended its first unjudged case
+    column: int = 0  # the changed node's 1-based column (Mutant.column)
 
 
 @dataclass
@@ -70,14 +79,19 @@ class MutationReport:
     seed: int = 0
     not_green: list[str] = field(default_factory=list)  # cases not green without a mutant: they judge none
 
-    def counts(self, module: str | None = None) -> dict[str, int]:
-        rows = [m for m in self.mutants if module is None or m.name.split(":")[1] == module]
+    def counts(self, module: str | None = None, operator: str | None = None) -> dict[str, int]:
+        rows = [m for m in self.mutants if (module is None or m.name.split(":")[1] == module)
+                and (operator is None or m.operator == operator)]
         return {s: sum(1 for m in rows if m.status == s) for s in STATUSES}
 
-    def score(self, module: str | None = None) -> float | None:
-        c = self.counts(module)
-        counted = c["killed"] + c["survived"] + c["unreached"]
+    def score(self, module: str | None = None, operator: str | None = None) -> float | None:
+        """killed / the mutants that ran and were not shown equivalent; None when none did."""
+        c = self.counts(module, operator)
+        counted = c["killed"] + c["survived"] + c["masked"]
         return round(c["killed"] / counted, 4) if counted else None
+
+    def operators(self) -> list[str]:
+        return sorted({m.operator for m in self.mutants})
 
 
 def check_modules(modules: list[str]) -> list[str]:
@@ -157,7 +171,8 @@ def run_mutants(mutants: list[tuple[str, Mutant]], configs: list[ConvConfig], re
     plans: dict[str, list[ConvConfig]] = {}
     for module, m in mutants:
         name = mutant_name(module, m.index)
-        rows[name] = MutantResult(name, m.function, m.line, m.operator, m.description, "survived", diff=m.diff)
+        rows[name] = MutantResult(name, m.function, m.line, m.operator, m.description, "survived", diff=m.diff,
+                                  column=m.column)
         cases = reaching(m, module, configs, reached)
         if cases:
             plans[name], remaining[name] = _spread(cases, pack), len(cases)
@@ -180,6 +195,10 @@ def run_mutants(mutants: list[tuple[str, Mutant]], configs: list[ConvConfig], re
             return  # a pack already running when its mutant died
         row.cases_run += 1
         remaining[name] -= 1
+        if r.outcome.value in UNJUDGED:
+            row.masked_by = row.masked_by or r.issue or r.rejection or r.outcome.value
+        else:
+            row.judged += 1
         if r.green and r.output_sha256 and baseline.get(r.descriptor, r.output_sha256) != r.output_sha256:
             row.outputs_changed += 1
             row.changed_case = row.changed_case or r.descriptor
@@ -189,6 +208,8 @@ def run_mutants(mutants: list[tuple[str, Mutant]], configs: list[ConvConfig], re
                 row.status = "invalid"
             finish(name)
         elif remaining[name] == 0:
+            if not row.judged:
+                row.status, row.reason = "masked", f"every reaching case ended unjudged ({row.masked_by})"
             finish(name)
 
     run_parallel([], RunSettings(), jobs, on_result, time_limit=MUTANT_TIME_LIMIT_S, tasks=_rounds(plans, pack),
@@ -237,60 +258,54 @@ def renamed(rows: list[dict], current: dict[tuple, str] | None) -> dict[str, Mut
     return out
 
 
-def listed_rows(modules: list[str], configs: list[ConvConfig], reached: Trace) -> dict[str, MutantResult]:
-    """The mutants the equivalents policy lists, as rows that need not run: an equivalent or defensive
-    mechanism holds on any case. An unreachable one is left out (so it runs) when a case reaches it."""
-    from harness.faults.equivalents import lookup_at
-
-    rows = {}
-    for t in modules:
-        text = source_file(t).read_text().splitlines()
-        for m in mutants_of(t):
-            e = lookup_at(t, m.function, m.line, m.operator, m.description, text)
-            if e is None or (e.kind == "unreachable" and reaching(m, t, configs, reached)):
-                continue
-            name = mutant_name(t, m.index)
-            rows[name] = MutantResult(name, m.function, m.line, m.operator, m.description, "equivalent",
-                                      reason=f"{e.kind} (listed, not run): {e.reason}", diff=m.diff)
-    return rows
-
-
 def mark_equivalents(rows: list[MutantResult]) -> None:
-    """Survivors and unreached mutants listed in the policy become `equivalent`, with the listed reason; a
-    listed mutant that a case killed stays killed, and its reason says the listing is wrong."""
+    """A listed survivor that ran with bit-identical outputs on every case becomes `equivalent`, with the listed
+    reason; any other listed mutant keeps its status and its reason says why the listing did not hold (a kill, a
+    changed output, no case reaching it, a known issue in the way)."""
     from harness.faults.equivalents import lookup_at
 
     lines: dict[str, list[str]] = {}
     for row in rows:
-        if row.status not in ("survived", "unreached", "killed"):
+        if row.status == "invalid":
             continue
         module = row.name.split(":")[1]
         text = lines.setdefault(module, source_file(module).read_text().splitlines())
-        e = lookup_at(module, row.function, row.line, row.operator, row.description, text)
+        e = lookup_at(module, row.function, row.line, row.operator, row.description, text, column=row.column)
         if e is None:
             continue
-        if row.status == "killed":
-            wrong = f"listed as {e.kind} in the policy, but killed: the listing is wrong."
-            row.reason = row.reason if row.reason.startswith(wrong) else f"{wrong} {row.reason}"
+        listed = f"listed as {e.kind}"
+        if row.status == "survived" and not row.outputs_changed:
+            row.status, row.reason = "equivalent", f"{e.kind} (ran {row.cases_run} cases, outputs bit-identical): " \
+                                                   f"{e.reason}"
+        elif row.reason.startswith(listed):
+            continue
+        elif row.status == "killed":
+            row.reason = f"{listed} in the policy, but killed: the listing is wrong. {row.reason}"
+        elif row.status == "survived":
+            row.reason = f"{listed} in the policy, but {row.outputs_changed} outputs changed (e.g. " \
+                         f"{row.changed_case}): the listing is wrong"
         else:
-            row.status, row.reason = "equivalent", f"{e.kind} ({row.status}): {e.reason}"
+            row.reason = f"{listed} in the policy, not shown: {row.reason or 'no case reaches it'}. {e.reason}"
 
 
 def mutate(tier: str = "smoke", modules: list[str] | None = None, jobs: int = 2, pack: int = PACK_SIZE,
            function: str | None = None, limit: int | None = None, out: Path = Path("reports/mutate"),
            on_mutant=None, filter: str | None = None, fraction: float = 1.0, seed: int = 0,
            carry: Path | None = None, names: set[str] | None = None, resume: bool = False,
-           trace_pack: int = 1, skip_listed: bool = False) -> MutationReport:
+           trace_pack: int = 1, cases: set[str] | None = None) -> MutationReport:
     """Run the mutation analysis; `function` (a regex), `names`, `limit` and a seeded `fraction` select mutants,
     `filter` the tier's cases (a descriptor regex), `carry` an earlier report whose kills stand, `resume` the
     verdicts an interrupted run with the same key left in `out`'s journal; `on_mutant` sees each row as its
-    verdict is reached, and the journal records it. `skip_listed`: a mutant the equivalents policy lists is
-    not run (see `listed_rows`)."""
+    verdict is reached, and the journal records it. `cases`: only the tier's cases with these descriptors."""
     from harness.mutation.journal import JOURNAL, Journal, run_key
 
     modules = check_modules(list(modules or []))
     pattern = re.compile(function) if function else None
     configs = select(tier, 0, 0, filter, None, "tosa")
+    if cases is not None:
+        configs = [c for c in configs if c.descriptor in cases]
+        if not configs:
+            raise ConfigError(f"none of the {len(cases)} listed cases is a case of the {tier} tier")
     start = time.perf_counter()
     report = MutationReport(tier, modules, versions(), fraction=fraction, seed=seed)
     current = {identity(m.function, m.line, m.operator, m.description, m.diff): mutant_name(t, m.index)
@@ -310,8 +325,6 @@ def mutate(tier: str = "smoke", modules: list[str] | None = None, jobs: int = 2,
             on_mutant(row)
 
     kept = carried(carry, {c.descriptor for c in configs}, current) | resumed
-    if skip_listed:
-        kept = listed_rows(modules, configs, reached) | kept
     chosen = {mutant_name(t, m.index): (t, m) for t in modules
               for m in sample([m for m in mutants_of(t) if (pattern is None or pattern.search(m.function))
                                and (not names or mutant_name(t, m.index) in names)][:limit], fraction, seed)}
@@ -320,7 +333,7 @@ def mutate(tier: str = "smoke", modules: list[str] | None = None, jobs: int = 2,
             seen(kept[name])
     rows = kept | {r.name: r for r in run_mutants([tm for name, tm in chosen.items() if name not in kept], configs,
                                                   reached, jobs, pack, seen, outputs)}
-    report.mutants = [rows[name] for name in chosen]
+    report.mutants = [dataclasses.replace(rows[name], column=m.column) for name, (_, m) in chosen.items()]
     mark_equivalents(report.mutants)
     report.wall_s = round(time.perf_counter() - start, 1)
     write(report, out)
@@ -331,16 +344,25 @@ def write(report: MutationReport, out: Path) -> None:
     """`mutation.json` (every mutant) and `mutation.md` (scores, survivors with their diffs)."""
     out.mkdir(parents=True, exist_ok=True)
     data = asdict(report) | {"scores": {t: report.score(t) for t in report.modules}, "score": report.score(),
-                             "counts": {t: report.counts(t) for t in report.modules}}
+                             "counts": {t: report.counts(t) for t in report.modules},
+                             "operators": {o: {"counts": report.counts(operator=o), "score": report.score(operator=o)}
+                                           for o in report.operators()}}
     (out / "mutation.json").write_text(json.dumps(data, indent=2) + "\n")
+    header = ["| {} | mutants | killed | survived | masked | equivalent | unreached | invalid | score |",
+              "|---|--:|--:|--:|--:|--:|--:|--:|--:|"]
+
+    def row(label: str, c: dict, score: float | None) -> str:
+        return f"| {label} | {sum(c.values())} | " + " | ".join(str(c[s]) for s in STATUSES) + \
+            f" | {'' if score is None else f'{score:.1%}'} |"
+
     lines = [f"# Mutation testing: tier `{report.tier}`", "",
-             "| module | mutants | killed | survived | unreached | equivalent | invalid | score |",
-             "|---|--:|--:|--:|--:|--:|--:|--:|"]
-    for t in report.modules:
-        c = report.counts(t)
-        score = report.score(t)
-        lines.append(f"| {t} | {sum(c.values())} | {c['killed']} | {c['survived']} | {c['unreached']} | "
-                     f"{c['equivalent']} | {c['invalid']} | {'' if score is None else f'{score:.1%}'} |")
+             "Score: killed / (killed + survived + masked), the mutants that ran and were not shown equivalent "
+             "(every case that reached them gave bit-identical outputs). Unreached mutants are counted apart.", "",
+             header[0].format("module"), header[1]]
+    lines += [row(t, report.counts(t), report.score(t)) for t in report.modules]
+    lines += ["", "By operator class (all modules):", "", header[0].format("operator"), header[1]]
+    lines += [row(o, report.counts(operator=o), report.score(operator=o)) for o in report.operators()]
+    lines.append(row("all", report.counts(), report.score()))
     sampled = "" if report.fraction >= 1 else f" A seeded sample: {report.fraction:.0%} of each module's mutants " \
                                                f"(seed {report.seed})."
     n_carried = sum(1 for m in report.mutants if m.carried)
@@ -353,13 +375,14 @@ def write(report: MutationReport, out: Path) -> None:
     lines += ["", f"Wall time {report.wall_s:.0f} s.{sampled}{carried_text}{broken}", "",
               f"Of {len(survivors)} survivors, {hidden} changed some output's bits within the tolerance (the judge "
               f"hid them), {len(survivors) - hidden} left every output it produced bit-identical.", "",
-              "## Survivors and unreached mutants", ""]
+              "## Survivors, masked and unreached mutants", ""]
     for m in report.mutants:
-        if m.status in ("survived", "unreached"):
+        if m.status in ("survived", "masked", "unreached"):
             changed = f"; outputs changed within tolerance on {m.outputs_changed}, e.g. {m.changed_case}" \
                 if m.outputs_changed else ""
+            why = [m.reason, ""] if m.reason else []
             lines += [f"### {m.name} ({m.status}; {m.cases_run} cases{changed}) line {m.line}: {m.operator} "
-                      f"{m.description}", "", "```diff", m.diff.rstrip(), "```", ""]
+                      f"{m.description}", "", *why, "```diff", m.diff.rstrip(), "```", ""]
     lines += ["## Equivalent (harness/policy/mutation_equivalents.toml)", ""]
     lines += [f"- {m.name} line {m.line} {m.operator} {m.description}: {m.reason}" for m in report.mutants
               if m.status == "equivalent" or (m.status == "killed" and "the listing is wrong" in m.reason)]

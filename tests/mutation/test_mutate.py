@@ -182,7 +182,7 @@ def test_a_tier_kills_a_wrong_slice_axis_and_reports_a_survivor(tmp_path):
     rows = {r.name: r for r in report.mutants}
     killed = rows[mutant_name("decompose_grouped_conv_pass", index)]
     assert killed.status == "killed" and "_g4_" in killed.killed_by and killed.cases_run >= 1
-    assert {r.status for r in report.mutants} <= {"killed", "survived", "unreached", "equivalent", "invalid"}
+    assert {r.status for r in report.mutants} <= {"killed", "survived", "masked", "unreached", "equivalent", "invalid"}
     # e.g. dropping `input_slices.append(super().call_operator(...))` drops the closure over __class__
     assert all("MutantError" in r.reason and "closure" in r.reason for r in report.mutants if r.status == "invalid")
     data = json.loads((tmp_path / "mutation.json").read_text())
@@ -220,7 +220,8 @@ def test_type_expressions_are_not_mutated():
             return z[1]
     ''')
     found = mutants(source, "t.py")
-    assert [m.description for m in found] == ["last positional", "1 -> 2", "1 -> 0"]  # cast(T) alone is a real change
+    # cast(T) alone, or x -> None, is a real change
+    assert [m.description for m in found] == ["last positional", "1 -> 2", "1 -> 0", "arg 1 -> None"]
 
 
 def test_a_carried_kill_follows_its_mutant_when_indices_move(tmp_path):
@@ -247,7 +248,7 @@ def test_every_listed_equivalent_names_mutants_of_the_installed_passes():
     for e in load():
         text = texts.setdefault(e.module, source_file(e.module).read_text().splitlines())
         hits = [m for m in mutants_of(e.module) if m.function in e.function  # an entry matches its functions only
-                and lookup_at(e.module, m.function, m.line, m.operator, m.description, text, (e,))]
+                and lookup_at(e.module, m.function, m.line, m.operator, m.description, text, (e,), m.column)]
         assert hits, f"{e.function}: {e.source} matches no mutant"
         assert {m.function for m in hits} == set(e.function)
 
@@ -331,11 +332,30 @@ def test_a_journal_that_is_not_one_is_refused_in_one_line(tmp_path):
     assert Journal(path, {"tier": "smoke"}, resume=False).verdicts == []  # without --resume it starts afresh
 
 
+def _run_two_mutants(monkeypatch, cases, result, baseline=None) -> dict:
+    """`run_mutants` over mutants t:1 and t:2 (a constant on line 1 of module t, which every case reaches), with
+    `result(mutant name, descriptor)` as each case's result instead of a worker's."""
+    from harness.mutation import run
+
+    def fake_parallel(configs, settings, jobs, on_result, tasks=(), skip=None, **kw):
+        for task in tasks:
+            for descriptor in task.descriptors:
+                on_result(result(task.canary, descriptor))
+
+    class M:
+        def __init__(self, index):
+            self.index, self.function, self.line, self.lines, self.column = index, "f", 1, (1, 1), 1
+            self.operator, self.description, self.diff = "const", "1 -> 2", ""
+
+    monkeypatch.setattr(run, "run_parallel", fake_parallel)
+    reached = {x.descriptor: {"t": {1}} for x in cases}
+    return {r.name: r for r in run.run_mutants([("t", M(1)), ("t", M(2))], cases, reached, 1, 2, baseline=baseline)}
+
+
 def test_a_survivor_that_changed_output_bits_is_counted_apart(monkeypatch):
     """A green case whose output digest differs from the unmutated run's: the judge's tolerance hid the
     fault. Counted per survivor, never for a case without a baseline digest or without an output."""
     from harness.config import parse_descriptor
-    from harness.mutation import run
     from harness.results.case_result import CaseResult, Outcome
 
     cases = [parse_descriptor(d) for d in ("conv2d_ic4_oc4_i8x8_k3_qfp32", "conv2d_ic4_oc4_i8x9_k3_qfp32",
@@ -343,21 +363,8 @@ def test_a_survivor_that_changed_output_bits_is_counted_apart(monkeypatch):
     a, b, c = (x.descriptor for x in cases)
     digests = {"mutant:t:1": {a: "x", b: "B", c: ""}, "mutant:t:2": {a: "A", b: "B", c: "C"}}
 
-    def fake_parallel(configs, settings, jobs, on_result, tasks=(), skip=None, **kw):
-        for task in tasks:
-            for descriptor in task.descriptors:
-                on_result(CaseResult(descriptor, 0, Outcome.PASS, canary=task.canary,
-                                     output_sha256=digests[task.canary][descriptor]))
-
-    class M:
-        def __init__(self, index):
-            self.index, self.function, self.line, self.lines = index, "f", 1, (1, 1)
-            self.operator, self.description, self.diff = "const", "1 -> 2", ""
-
-    monkeypatch.setattr(run, "run_parallel", fake_parallel)
-    reached = {x.descriptor: {"t": {1}} for x in cases}
-    rows = {r.name: r for r in run.run_mutants([("t", M(1)), ("t", M(2))], cases, reached, 1, 2,
-                                                baseline={a: "A", b: "B"})}
+    rows = _run_two_mutants(monkeypatch, cases, lambda name, d: CaseResult(
+        d, 0, Outcome.PASS, canary=name, output_sha256=digests[name][d]), baseline={a: "A", b: "B"})
     assert (rows["mutant:t:1"].status, rows["mutant:t:1"].outputs_changed, rows["mutant:t:1"].changed_case) == \
         ("survived", 1, a)
     assert (rows["mutant:t:2"].status, rows["mutant:t:2"].outputs_changed) == ("survived", 0)  # c: no baseline
@@ -387,27 +394,120 @@ def test_a_case_that_fails_without_a_mutant_judges_no_mutant(tmp_path, monkeypat
     assert "1 cases were not green without a mutant" in (tmp_path / "mutation.md").read_text()
 
 
-def test_listed_mutants_need_not_run_unless_a_case_reaches_an_unreachable_one():
-    """--skip-listed: an equivalent mechanism holds on any case, so a large tier need not run it; a mutant listed
-    as unreachable still runs where the trace shows a case reaching it (the listing would then be wrong)."""
-    from harness.config import parse_descriptor
+def _listed(module: str, kind: str | None = None):
+    """(mutant, its entry) for the policy's listed mutants of `module`."""
     from harness.faults.equivalents import lookup_at
-    from harness.mutation.run import listed_rows
 
-    text = source_file("rewrite_conv_pass").read_text().splitlines()
-    listed = {mutant_name("rewrite_conv_pass", m.index): lookup_at("rewrite_conv_pass", m.function, m.line,
-                                                                  m.operator, m.description, text)
-              for m in mutants_of("rewrite_conv_pass")}
-    listed = {name: e for name, e in listed.items() if e is not None}
-    unreachable = {name for name, e in listed.items() if e.kind == "unreachable"}
-    assert unreachable and len(listed) > len(unreachable)
-    rows = listed_rows(["rewrite_conv_pass"], [], {})
-    assert set(rows) == set(listed) and all(r.status == "equivalent" and "not run" in r.reason for r in rows.values())
-    c = parse_descriptor("conv2d_ic8_oc8_i12x12_k3_p1_qa8w8")
-    fallback = next(m for m in mutants_of("rewrite_conv_pass") if mutant_name("rewrite_conv_pass", m.index)
-                    in unreachable and m.function.endswith("_get_effective_output_qparams"))
-    rows = listed_rows(["rewrite_conv_pass"], [c], {c.descriptor: {"rewrite_conv_pass": {fallback.line}}})
-    assert mutant_name("rewrite_conv_pass", fallback.index) not in rows and len(rows) < len(listed)
+    text = source_file(module).read_text().splitlines()
+    out = [(m, lookup_at(module, m.function, m.line, m.operator, m.description, text, column=m.column))
+           for m in mutants_of(module)]
+    return [(m, e) for m, e in out if e is not None and (kind is None or e.kind == kind)]
+
+
+def test_a_listing_is_checked_by_running_never_taken_on_trust():
+    """Only a listed survivor whose every output was bit-identical is equivalent; a listed mutant that changed an
+    output stays survived, one no case reached stays unreached, one behind a known issue stays masked, and each
+    reason says the listing did not hold. The score counts neither unreached nor equivalent."""
+    from harness.mutation.run import MutantResult, MutationReport, mark_equivalents
+
+    (m, e), *_ = _listed("rewrite_conv_pass", "equivalent")
+    name = mutant_name("rewrite_conv_pass", m.index)
+
+    def row(status, **kw):
+        return MutantResult(name, m.function, m.line, m.operator, m.description, status, column=m.column, **kw)
+
+    rows = [row("survived", cases_run=5, judged=5), row("survived", cases_run=5, judged=5, outputs_changed=2,
+                                                        changed_case="c1"),
+            row("unreached"), row("masked", cases_run=3, reason="every reaching case ended unjudged (issue-x)"),
+            row("killed", cases_run=1, killed_by="c2")]
+    mark_equivalents(rows)
+    assert rows[0].status == "equivalent" and "ran 5 cases, outputs bit-identical" in rows[0].reason
+    assert rows[1].status == "survived" and "2 outputs changed (e.g. c1)" in rows[1].reason
+    assert rows[2].status == "unreached" and "not shown: no case reaches it" in rows[2].reason
+    assert rows[3].status == "masked" and "issue-x" in rows[3].reason
+    assert rows[4].status == "killed" and "the listing is wrong" in rows[4].reason
+    report = MutationReport("smoke", ["rewrite_conv_pass"], {}, mutants=rows)
+    assert report.score() == round(1 / 3, 4)  # killed / (killed + survived + masked)
+    assert report.counts(operator=m.operator)["unreached"] == 1 and report.operators() == [m.operator]
+
+
+def test_a_mutant_whose_cases_all_end_in_a_known_issue_is_masked(monkeypatch):
+    """The registry decided those cases, not the oracle: such a mutant is neither survived nor equivalent."""
+    from harness.config import parse_descriptor
+    from harness.results.case_result import CaseResult, Outcome
+
+    cases = [parse_descriptor(d) for d in ("conv2d_ic4_oc4_i8x8_k3_qfp32", "conv2d_ic4_oc4_i8x9_k3_qfp32")]
+    outcomes = {"mutant:t:1": (Outcome.KNOWN_ISSUE, Outcome.KNOWN_ISSUE), "mutant:t:2": (Outcome.KNOWN_ISSUE,
+                                                                                       Outcome.PASS)}
+
+    order = [c.descriptor for c in cases]
+    rows = _run_two_mutants(monkeypatch, cases, lambda name, d: CaseResult(
+        d, 0, outcomes[name][order.index(d)], canary=name, issue="a16w8-cond-int16-weights"))
+    assert rows["mutant:t:1"].status == "masked" and "a16w8-cond-int16-weights" in rows["mutant:t:1"].reason
+    assert (rows["mutant:t:2"].status, rows["mutant:t:2"].judged) == ("survived", 1)
+
+
+def test_a_key_that_matches_one_change_at_several_places_of_a_line_names_their_columns():
+    """`1 -> 2` on `if d[0] > 1 or d[1] > 1:` can be three mutants; an entry says which by column."""
+    from collections import Counter
+
+    from harness.faults.equivalents import load
+
+    for e in load():
+        if "*" in e.change:
+            continue
+        text = source_file(e.module).read_text().splitlines()
+        hits = [m for m in mutants_of(e.module) if m.function in e.function and e.matches(
+            e.module, m.function, text[m.line - 1], m.operator, m.description, text[m.line - 2], m.column)]
+        places = Counter((m.function, m.line, m.operator, m.description) for m in hits)
+        assert e.column or max(places.values()) == 1, (e.source, places.most_common(1))
+    source = "def f(d):\n    if d[0] > 1 or d[1] > 1:\n        return 1\n"
+    assert sorted(m.column for m in mutants(source, "f.py") if m.line == 2 and m.description == "1 -> 2") == \
+        [15, 22, 27]
+
+
+MORE = textwrap.dedent('''
+    def f(xs, n, flag=True):
+        out = []
+        for x in xs:
+            if x is None:
+                continue
+            try:
+                out.append(-x % n ** 2 << 1 & 3 ^ 1 | 4 / 2)
+            except (TypeError, ValueError):
+                break
+        if not out:
+            raise ValueError(f"empty {n}: " + "no values")
+        log.warning("kept %d", len(out))
+        return helper(out, "mode", flag=False)
+''')
+
+
+def test_the_operator_classes_of_mutmut_and_cosmic_ray_apply_and_come_after_the_first_ones():
+    """Each added class appears where it applies; messages are not strings to mutate; the added classes are
+    listed after every earlier point, so no earlier mutant's index moved when they came."""
+    ms = mutants(MORE, "more.py")
+    ops = {(m.operator, m.description) for m in ms}
+    for expected in [("arith", "Mod -> Div"), ("arith", "Pow -> Mult"), ("arith", "LShift -> RShift"),
+                     ("arith", "BitAnd -> BitOr"), ("arith", "BitXor -> BitAnd"), ("arith", "BitOr -> BitAnd"),
+                     ("arith", "Div -> Mult"), ("unary", "USub -> Invert"), ("keyword", "continue -> break"),
+                     ("keyword", "break -> continue"), ("keyword", "False -> True"),
+                     ("zero-iteration", "for over []"), ("except", "catches nothing"),
+                     ("string", "'mode' -> 'XXmodeXX'"), ("arg-none", "arg 0 -> None"), ("arg-none", "arg 1 -> None")]:
+        assert expected in ops, expected
+    strings = [m.description for m in ms if m.operator == "string"]
+    assert strings == ["'mode' -> 'XXmodeXX'"]  # not the raise's message, its f-string, or the log's format
+    first = ("const", "compare", "bool", "swap", "negate", "drop-arg", "drop-stmt")
+    order = [m.operator in first or (m.operator == "arith" and m.description.split(" -> ")[0] in ("Add", "Sub"))
+             for m in ms]
+    assert order == sorted(order, reverse=True)
+    for m in ms:  # every one compiles and changes its function
+        tree, _ = mutant_tree(MORE, m.index)
+        compile(tree, "more.py", "exec")
+    zero = next(m for m in ms if m.operator == "zero-iteration")
+    assert "for x in []:" in zero.diff and zero.lines == (4, 4)
+    handler = next(m for m in ms if m.operator == "except")
+    assert "except ():" in handler.diff and handler.lines == (9, 9)  # runs only when the try body raised
 
 
 @pytest.mark.lowering
