@@ -24,7 +24,7 @@ RULES = (INT_RULE, DOT_PRODUCT_RULE, DOT_PRODUCT_CAST_RULE)
 # fake-quant model within the context's tolerance. Float: the DOT_PRODUCT
 # bound, or on exact data the exactly rounded result too.
 DECIDING_RULES = ("int-exact", "int-fake-quant", "dot-product", "dot-product-exact", "dot-product-cast",
-                  "dot-product-cast-exact")
+                  "dot-product-cast-exact", "executors")  # executors: two executors of one program disagree
 
 
 @dataclass(frozen=True)

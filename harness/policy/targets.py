@@ -16,6 +16,10 @@ a row here and, for a new backend, one module under `harness.targets`.
 * `vgf`: the ML SDK for Vulkan lowering (VgfCompileSpec, VgfPartitioner,
   VgfQuantizer); its TOSA graph on the TOSA reference model, and the model
   converter's `.vgf` of it recorded (a conversion it refuses fails the lowering).
+* `vgf-emu`: the same lowering, its `.vgf` run by the ML SDK's scenario runner
+  on the ML Emulation Layer for Vulkan (a CPU Vulkan driver underneath), and
+  every output also compared with the TOSA reference model's on the same
+  graph: a second executor. Skipped with the reason where the stack is absent.
 * `ethos-u<NN>-<MACs>-fvp`: the same lowering, run on the Corstone FVP where it
   and an executor runner are installed; skipped with the reason elsewhere.
 
@@ -42,6 +46,7 @@ class Target:
     dynamic: bool = True  # takes symbolic shapes
     control_flow: bool = True  # takes torch.cond
     tools: tuple[tuple[str, str], ...] = ()  # (executable, how to install it) the lowering runs
+    cross_check: str = ""  # a second runner whose outputs the first's must agree with (harness.judging.executors)
 
     @property
     def family(self) -> str:
@@ -72,18 +77,24 @@ ETHOS_U_ACCELERATORS = ("ethos-u55-32", "ethos-u55-64", "ethos-u55-128", "ethos-
 MAIN_ETHOS_U = ("ethos-u55-128", "ethos-u55-256", "ethos-u65-256", "ethos-u85-256")
 FVP_ACCELERATORS = ("ethos-u55-128", "ethos-u65-256", "ethos-u85-256")
 
+VGF_SCHEMES = tuple(s for s in SCHEME_NAMES if not s.startswith("fp8"))
+VGF_TOOLS = (("model-converter", "pip install -e '.[vgf]' (ai-ml-sdk-model-converter 0.11.0)"),)
+
 TARGETS: dict[str, Target] = {
     t.name: t
     for t in (
         Target("tosa", "tosa", "tosa-ref", SCHEME_NAMES,
                "the generic TOSA lowering (TosaCompileSpec, TOSAPartitioner, TOSAQuantizer) on the TOSA reference model"),
-        Target("vgf", "vgf", "tosa-ref", tuple(s for s in SCHEME_NAMES if not s.startswith("fp8")),
+        Target("vgf", "vgf", "tosa-ref", VGF_SCHEMES,
                "the VGF lowering (VgfCompileSpec, VgfPartitioner, VgfQuantizer, the ML SDK's model converter): "
                "its TOSA graph on the TOSA reference model, the converter's .vgf recorded",
                # model-converter 0.11.0 marks the shape extension and control flow illegal: "failed to legalize
                # operation 'tosa.dim'" (any symbolic dim) and "... 'tosa.cond_if'" (torch.cond), measured on smoke
-               dynamic=False, control_flow=False,
-               tools=(("model-converter", "pip install -e '.[vgf]' (ai-ml-sdk-model-converter 0.11.0)"),)),
+               dynamic=False, control_flow=False, tools=VGF_TOOLS),
+        Target("vgf-emu", "vgf", "vgf-emulation", VGF_SCHEMES,
+               "the VGF lowering, its .vgf run by the ML SDK's scenario runner on the ML Emulation Layer for Vulkan "
+               "and compared with the TOSA reference model's run of its TOSA graph",
+               dynamic=False, control_flow=False, tools=VGF_TOOLS, cross_check="tosa-ref"),
         *(_ethos_u(a) for a in ETHOS_U_ACCELERATORS),
         *(_ethos_u(a, fvp=True) for a in FVP_ACCELERATORS),
     )

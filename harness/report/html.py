@@ -112,10 +112,10 @@ def _explained(results: list[CaseResult]) -> list[dict]:
 
 
 def _cross_target(history: History | None, run: RunInfo, results: list[CaseResult]) -> dict | None:
-    """For an Ethos-U or VGF run: what it refuses that another target of its kind ran (another Ethos-U
+    """For an Ethos-U or VGF run (vgf or vgf-emu): what it refuses that another target of its kind ran (another Ethos-U
     configuration; for VGF, the generic lowering), and where its TOSA graphs differ from the generic lowering's,
     each against the newest complete run of the same tier on that target."""
-    if history is None or not (run.target.startswith("ethos-u") or run.target == "vgf"):
+    if history is None or not (run.target.startswith("ethos-u") or run.target in ("vgf", "vgf-emu")):
         return None
     others = latest_runs_of_other_targets(history, run, "ethos-u" if run.target.startswith("ethos-u") else "tosa")
     refused = [x for name, run_id in sorted(others.items())

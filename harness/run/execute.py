@@ -20,6 +20,7 @@ import torch
 from harness.blame import harness_module, harness_origin, raising_frame
 from harness.faults.canaries import injected
 from harness.config import ConvConfig
+from harness.judging import executors
 from harness.judging.op_choice import narrowed_accumulator, wrong_op, wrong_weight_quantization, wrong_weight_type
 from harness.policy.schemes import SCHEMES
 from harness.policy.targets import DEFAULT_TARGET, get_target
@@ -81,12 +82,22 @@ def partitioner_said(rejected) -> str:
 
 
 def judged_observation(p: stages.Prepared, artifact, outputs, timings: dict, evidence: Evidence,
-                       metrics: dict) -> Observation:
-    """Judge the program's output at each of the case's sizes; `outputs(index)` runs it at the index-th."""
+                       metrics: dict, second=None) -> Observation:
+    """Judge the program's output at each of the case's sizes; `outputs(index)` runs it at the index-th.
+    `second(index)`: (its name, the output of a second executor); a disagreement between the two (by
+    `harness.judging.executors`) is the verdict when the oracle passed the first."""
     verdicts = []
+    disagreed = ""
     for index, (variant, tensors) in enumerate(p.runs):
         output = outputs(index)
         verdict, judge = stages.judge(p, artifact, index, output, timings)
+        if second is not None:
+            name, other = second(index)
+            limit = None if p.config.is_quantized else judge.expectation().limit
+            why, agreement = executors.disagreement(output, other, limit, (p.target.runner, name))
+            metrics.setdefault("executors", agreement)
+            if why and not disagreed:
+                disagreed, metrics["executors"] = why, agreement
         verdicts.append((variant, verdict))
         if index == 0:
             evidence.output_sha256 = hashlib.sha256(output.detach().contiguous().numpy().tobytes()).hexdigest()
@@ -96,6 +107,9 @@ def judged_observation(p: stages.Prepared, artifact, outputs, timings: dict, evi
         if verdict.outcome is Outcome.MISMATCH:
             break
     j = stages.combine(verdicts)
+    if disagreed and j.outcome in (Outcome.PASS, Outcome.MISTRUSTED):
+        return Observation(Outcome.MISMATCH, f"executors disagree: {disagreed}", executors.RULE,
+                           {**metrics, **j.metrics})
     wrong = weight_quantization(p) if j.outcome is Outcome.PASS else ""
     if wrong:  # after the numbers: a case whose numbers are wrong says that first
         return Observation(Outcome.LOWERING_ERROR, wrong, j.rule, {**metrics, **j.metrics}, stage="quantize",
@@ -129,6 +143,14 @@ def failed_observation(e: Exception, metrics: dict, evidence: Evidence) -> Obser
                        error=f"{e.error} {cause}", error_type=type(cause).__name__)
 
 
+def _cross_check(p: stages.Prepared, artifact, timings: dict):
+    """`second` for `judged_observation`: the target's cross-check runner at the index-th size, or None."""
+    if not p.target.cross_check:
+        return None
+    other = get_runner(p.target.cross_check)
+    return lambda index: (other.name, stages.run(p, artifact, index, other, timings))
+
+
 def _observe(config: ConvConfig, settings: RunSettings, timings: dict, evidence: Evidence,
              data_file: str = "") -> Observation:
     """Run the stages; what happened, before rejections and the registry."""
@@ -147,7 +169,7 @@ def _observe(config: ConvConfig, settings: RunSettings, timings: dict, evidence:
         if not availability.ok:
             return Observation(Outcome.SKIPPED, availability.reason, metrics=metrics)
         return judged_observation(p, artifact, lambda index: stages.run(p, artifact, index, runner, timings),
-                                  timings, evidence, metrics)
+                                  timings, evidence, metrics, _cross_check(p, artifact, timings))
     except (stages.StageError, RunnerError) as e:
         return failed_observation(e, metrics, evidence)
 

@@ -45,6 +45,7 @@ class _Lowered:
     outputs: list
     lower_s: float
     run_s: float
+    second: list | None = None  # the target's cross-check runner's outputs, as `outputs`
 
 
 def _lower_and_run(prepared: list, settings: RunSettings, configs: list[ConvConfig]) -> _Lowered | None:
@@ -59,10 +60,11 @@ def _lower_and_run(prepared: list, settings: RunSettings, configs: list[ConvConf
         parts = split_artifact(artifact, packed)
         lower_s = time.perf_counter() - start
         start = time.perf_counter()
-        runner = get_runner(t.runner)
-        outputs = [runner.run(artifact, tuple(x for _, p in prepared for x in program_inputs(*p.runs[index])))
-                   for index in range(len(prepared[0][1].runs))]  # one pack_key: as many sizes each
-        return _Lowered(parts, outputs, lower_s, time.perf_counter() - start)
+        inputs = [tuple(x for _, p in prepared for x in program_inputs(*p.runs[index]))
+                  for index in range(len(prepared[0][1].runs))]  # one pack_key: as many sizes each
+        outputs = [get_runner(t.runner).run(artifact, x) for x in inputs]
+        second = [get_runner(t.cross_check).run(artifact, x) for x in inputs] if t.cross_check else None
+        return _Lowered(parts, outputs, lower_s, time.perf_counter() - start, second)
     except Exception:  # noqa: BLE001 - the pack failed as a whole: each case says for itself, alone
         return None
     finally:
@@ -119,8 +121,10 @@ def _judged(p, k: int, own: dict, lowered: _Lowered, settings: RunSettings, n: i
     start = time.perf_counter()
     try:
         part = lowered.parts[k]
+        second = None if lowered.second is None else \
+            (lambda index: (get_target(settings.target).cross_check, lowered.second[index][k].float()))
         seen = lowered_observation(part, metrics, evidence, p.config) or judged_observation(
-            p, part, lambda index: lowered.outputs[index][k].float(), own, evidence, metrics)
+            p, part, lambda index: lowered.outputs[index][k].float(), own, evidence, metrics, second)
     except Exception:  # noqa: BLE001
         return None
     own["total"] = round(own["total"] + time.perf_counter() - start + (lowered.lower_s + lowered.run_s) / n, 4)

@@ -6,7 +6,7 @@ from functools import lru_cache
 
 from harness.runners.base import Runner
 
-RUNNERS = ("tosa-ref", "fvp")
+RUNNERS = ("tosa-ref", "fvp", "vgf-emulation")
 
 
 @lru_cache(maxsize=None)
@@ -20,4 +20,8 @@ def get_runner(name: str) -> Runner:
         from harness.runners.fvp import FvpRunner
 
         return FvpRunner()
+    if name == "vgf-emulation":
+        from harness.runners.vgf_emulation import VgfEmulationRunner
+
+        return VgfEmulationRunner()
     raise ValueError(f"unknown runner {name!r}; known runners: {', '.join(RUNNERS)}")

@@ -22,11 +22,9 @@ import numpy as np
 import torch
 
 from harness.runners.base import Availability, RunnerError
+from harness.runners.delegates import feed, results, run_program
 from harness.tosa.graph import read_tosa
 from harness.tosa.shapes import ShapeError, is_dynamic, resolve_shapes
-
-_DELEGATE = torch.ops.higher_order.executorch_call_delegate
-
 
 @contextmanager
 def _captured_stdio(sink):
@@ -63,29 +61,6 @@ def _without_debugger(empty_dir: str):
             del os.environ["PATH"]
         else:
             os.environ["PATH"] = saved
-
-
-_BITS_ONLY = {
-    torch.bfloat16: torch.uint16,
-    torch.float8_e4m3fn: torch.uint8,
-    torch.float8_e5m2: torch.uint8,
-}
-
-
-def _to_numpy(t: torch.Tensor, dim_order: tuple[int, ...]) -> np.ndarray:
-    t = t.permute(dim_order).contiguous()
-    if t.dtype in _BITS_ONLY:  # numpy has no such type: pass the bits; the graph knows the type
-        t = t.view(_BITS_ONLY[t.dtype])
-    return np.ascontiguousarray(t.numpy())
-
-
-def _from_numpy(a: np.ndarray, dtype: torch.dtype, shape: tuple[int, ...], dim_order: tuple[int, ...]) -> torch.Tensor:
-    inverse = [dim_order.index(i) for i in range(len(dim_order))]
-    if dtype in _BITS_ONLY or a.dtype.type is np.void:  # raw bits come back
-        t = torch.frombuffer(bytearray(np.ascontiguousarray(a).tobytes()), dtype=dtype).reshape(shape)
-    else:
-        t = torch.from_numpy(np.array(a))
-    return t.permute(inverse).contiguous()
 
 
 def _run_isolated(buffer: bytes, feed: list[np.ndarray]) -> tuple[list[np.ndarray], str, str]:
@@ -125,17 +100,6 @@ def _run_isolated(buffer: bytes, feed: list[np.ndarray]) -> tuple[list[np.ndarra
     return pickle.loads(payload)
 
 
-class _DelegateInterpreter(torch.fx.Interpreter):
-    def __init__(self, gm: torch.fx.GraphModule, run_delegate):
-        super().__init__(gm)
-        self._run_delegate = run_delegate
-
-    def call_function(self, target, args, kwargs):
-        if target is _DELEGATE:
-            return self._run_delegate(args[0], args[1:])
-        return super().call_function(target, args, kwargs)
-
-
 class TosaReferenceRunner:
     """The TOSA reference model (tosa-tools), in this process."""
 
@@ -154,13 +118,7 @@ class TosaReferenceRunner:
         return Availability(True)
 
     def run(self, artifact, inputs: tuple[torch.Tensor, ...]) -> list[torch.Tensor]:
-        gm = artifact.program.exported_program().module()
-        try:
-            with torch.no_grad():
-                outputs = _DelegateInterpreter(gm, functools.partial(self._run_delegate, artifact)).run(*inputs)
-        except RunnerError as e:  # without the note the interpreter appends ("While executing ...")
-            raise RunnerError(str(e).split(" While executing ")[0]) from None
-        return list(outputs) if isinstance(outputs, (tuple, list)) else [outputs]
+        return run_program(artifact, inputs, functools.partial(self._run_delegate, artifact))
 
     def _log_tail(self, lines: int = 3) -> str:
         """The model's own explanation: its last log lines that say something."""
@@ -175,36 +133,17 @@ class TosaReferenceRunner:
             raise RunnerError(f"no TOSA graph for this {lowered.backend_id} delegate: it cannot run on the TOSA "
                               "reference model")
         summary = read_tosa(buffer)
-        program = lowered.original_module
-        user_inputs = list(program.graph_signature.user_inputs)
-        placeholders = {n.name: n for n in program.graph.nodes if n.op == "placeholder"}
-        by_name = dict(zip(user_inputs, args))
-        feed = []
-        for info in summary.inputs:
-            if info.name not in by_name:
-                raise RunnerError(f"TOSA input {info.name} is not a delegate input ({', '.join(user_inputs)})")
-            order = tuple(placeholders[info.name].meta["val"].dim_order())
-            array = _to_numpy(by_name[info.name], order)
-            if len(array.shape) != len(info.shape) or any(d not in (-1, a) for d, a in zip(info.shape, array.shape)):
-                raise RunnerError(f"TOSA input {info.name} has shape {info.shape}, delegate gives {array.shape}")
-            feed.append(array)
+        arrays = feed(lowered, summary.inputs, args)
         if is_dynamic(buffer):  # the model allocates every tensor up front: give it this run's shapes
             try:
-                buffer = resolve_shapes(buffer, [a.shape for a in feed])
+                buffer = resolve_shapes(buffer, [a.shape for a in arrays])
             except ShapeError as e:
-                raise RunnerError(f"cannot resolve the graph's dynamic shapes for inputs {[a.shape for a in feed]}: {e}") from None
+                raise RunnerError(f"cannot resolve the graph's dynamic shapes for inputs {[a.shape for a in arrays]}: {e}") from None
             summary = read_tosa(buffer)
         with _captured_stdio(self._sink), _without_debugger(self._empty_dir):
-            outputs, status, error = _run_isolated(buffer, feed)
+            outputs, status, error = _run_isolated(buffer, arrays)
         if error:  # the binding raises on graphs it cannot even build, or the model crashed
             raise RunnerError(f"reference model {error}: {self._log_tail()}")
         if status != "TOSA_VALID":
             raise RunnerError(f"reference model returned {status}: {self._log_tail()}")
-        output_nodes = program.graph.output_node().args[0]
-        if len(outputs) != len(output_nodes):
-            raise RunnerError(f"reference model gave {len(outputs)} outputs, delegate declares {len(output_nodes)}")
-        results = []
-        for out, node, info in zip(outputs, output_nodes, summary.outputs):
-            val = node.meta["val"]
-            results.append(_from_numpy(out, val.dtype, info.shape, tuple(val.dim_order())))
-        return tuple(results)
+        return results(lowered, outputs, summary.outputs, "reference model")
