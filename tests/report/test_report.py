@@ -121,8 +121,9 @@ def test_cross_target_comparisons():
     assert tosa_differences(here, generic) == [{"descriptor": "b", "extra": "RESCALE", "missing": ""}]
 
 
-def test_a_vgf_run_is_compared_with_the_generic_lowering(tmp_path):
-    """The report's cross-target section: a vgf run against the newest complete tosa run of the same tier."""
+@pytest.mark.parametrize("target", ["vgf", "vgf-emu"])
+def test_a_vgf_run_is_compared_with_the_generic_lowering(tmp_path, target):
+    """The report's cross-target section: a vgf (or vgf-emu) run against the newest complete tosa run of the tier."""
     from harness.history.db import COMPLETE, History, RunInfo
     from harness.report.html import _cross_target
 
@@ -131,8 +132,8 @@ def test_a_vgf_run_is_compared_with_the_generic_lowering(tmp_path):
     h.ensure_run(generic)
     h.record(CaseResult("b", 0, Outcome.PASS, target="tosa", run_id="r-tosa", tosa_ops=["CONV2D"]))
     h.finish_run("r-tosa", COMPLETE, 1300.0)
-    vgf = RunInfo("r-vgf", "smoke", 0, "vgf", started=2000.0, ended=2300.0, expected=1)
-    here = [CaseResult("b", 0, Outcome.LOWERING_ERROR, target="vgf", run_id="r-vgf", reason="model-converter exited 1")]
+    vgf = RunInfo("r-vgf", "smoke", 0, target, started=2000.0, ended=2300.0, expected=1)
+    here = [CaseResult("b", 0, Outcome.LOWERING_ERROR, target=target, run_id="r-vgf", reason="model-converter exited 1")]
     cross = _cross_target(h, vgf, here)
     h.close()
     assert cross["others"] == ["tosa"] and cross["generic"] == "r-tosa"
