@@ -147,3 +147,19 @@ def test_a_difference_between_the_executors_is_a_finding_of_its_own(monkeypatch)
     r = run_case(parse_descriptor("conv2d_ic8_oc8_i12x12_k3_p1_qa8w8"), 0, "vgf-emu")
     assert (r.outcome.value, r.rule) == ("mismatch", "executors"), r.reason
     assert r.reason.startswith("executors disagree: vgf-emulation and tosa-ref differ on 1 element(s)")
+
+
+@pytest.mark.lowering
+@needs_stack
+def test_the_emulation_layers_numbers_are_the_same_alone_twice_and_packed():
+    """Determinism holds through the second executor too (lavapipe's threads do not reorder a sum)."""
+    from harness.config import parse_descriptor
+    from harness.run.execute import run_case
+    from harness.run.packed import run_pack
+    from harness.run.settings import RunSettings
+
+    cases = [parse_descriptor(d) for d in ("conv2d_ic8_oc16_i16x16_k3_p1_qbf16", "conv2d_ic8_oc16_i16x16_k3_s2_p1_qbf16")]
+    first, second = (run_case(cases[0], 0, "vgf-emu") for _ in range(2))
+    packed = run_pack(cases, RunSettings(target="vgf-emu"))
+    assert packed[0].packed == 2 and first.output_sha256 == second.output_sha256 == packed[0].output_sha256
+    assert 0 < first.metrics["executors"]["max_share_of_limit"] < 1  # bf16: other sums, within the rule
