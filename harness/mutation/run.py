@@ -64,7 +64,7 @@ class MutantResult:
     outputs_changed: int = 0  # green cases whose output bits differ from the unmutated run's: the tolerance hid it
     changed_case: str = ""  # the first of them
     judged: int = 0  # cases the oracle judged (not ended by a known issue or a documented rejection)
-    masked_by: str = ""  # the known issue or rejection that ended its first unjudged case
+    masked_by: str = ""  # the known issues and rejections that ended its unjudged cases, comma-separated
     column: int = 0  # the changed node's 1-based column (Mutant.column)
 
 
@@ -196,7 +196,9 @@ def run_mutants(mutants: list[tuple[str, Mutant]], configs: list[ConvConfig], re
         row.cases_run += 1
         remaining[name] -= 1
         if r.outcome.value in UNJUDGED:
-            row.masked_by = row.masked_by or r.issue or r.rejection or r.outcome.value
+            by = r.issue or r.rejection or r.outcome.value
+            if by not in row.masked_by.split(", "):
+                row.masked_by = f"{row.masked_by}, {by}" if row.masked_by else by
         else:
             row.judged += 1
         if r.green and r.output_sha256 and baseline.get(r.descriptor, r.output_sha256) != r.output_sha256:
