@@ -7,10 +7,11 @@ the same case with the same mutant gives the same result (the harness's determin
   `--cases`, and merge with `--merge`);
 * unreached: unreached; invalid: invalid;
 * survived, masked or equivalent: no case of the smaller tier reaches it: unreached; otherwise every reaching case
-  was green under the mutant and, for an equivalent, bit-identical, so it keeps its status, except that it is
-  masked when every reaching case it keeps ended unjudged (a known issue or a documented rejection) in the
-  unmutated run: a survivor's or an equivalent's cases end as they do without the mutant, since their outputs
-  are what decided them (stated as an assumption where it applies: the `derived` field says so).
+  was green under the mutant and, for an equivalent, bit-identical, so it keeps its status (a masked one stays
+  masked: its cases here ended unjudged with the mutant too), except that a survivor or an equivalent is masked
+  when every reaching case it keeps ended unjudged (a known issue or a documented rejection) in the unmutated
+  run: its cases are taken to end as they do without the mutant (an assumption; the `derived` field says where
+  it applied).
 
     python benchmarks/mutation_subtier.py AFTER_DIR CASES_FILE --json OUT [--merge RUN_DIR]
 
@@ -49,10 +50,9 @@ def derive(report: dict, trace: dict, outcomes: dict[str, str], cases: set[str])
             reach = [d for d in kept if span & set(trace.get(d, {}).get(module, []))]
             if not reach:
                 row.update(status="unreached", derived="no case of this tier reaches it")
-            elif all(outcomes[d] in UNJUDGED for d in reach):
+            elif status != "masked" and all(outcomes[d] in UNJUDGED for d in reach):
                 row.update(status="masked", derived="its cases here all end unjudged without the mutant")
-            elif status == "masked":
-                row.update(status="survived", derived="a case here is judged without the mutant")
+            # a masked mutant stays masked: every case of the larger tier, these included, ended unjudged with it
         rows.append(row)
     return rows, undecided
 

@@ -95,6 +95,5 @@ def cmd_mutate(args) -> int:
     for t in modules:
         score = report.score(t)
         print(f"{t}: {report.counts(t)} score {'n/a' if score is None else f'{score:.1%}'}")
-
     print(f"report: {Path(args.out) / 'mutation.md'}")
     return EXIT_OK if all(m.status in ("killed", "equivalent", "invalid") for m in report.mutants) else EXIT_FAIL

@@ -260,12 +260,10 @@ def _points(tree: ast.Module) -> list[tuple[str, int, str, str, int, tuple[int, 
     """(function, node number in walk order, operator, what, line, lines that run it, column) for every mutation
     point."""
     out = []
+    functions = [(name, fn, _statements(fn), _spans(fn), _type_expressions(fn), _messages(fn))
+                 for name, fn in _functions(tree)]  # each function read once for both passes below
     for more in (False, True):  # the later classes after all of the first ones: no earlier index moves
-        for name, fn in _functions(tree):
-            statements = _statements(fn)
-            spans = _spans(fn)
-            types = _type_expressions(fn)
-            messages = _messages(fn) if more else set()
+        for name, fn, statements, spans, types, messages in functions:
             for number, node in enumerate(_body_nodes(fn)):
                 if id(node) in types:
                     continue

@@ -24,7 +24,7 @@ import torch
 
 from harness.runners.base import Availability, RunnerError
 from harness.runners.delegates import feed, results, run_program
-from harness.runners.vulkan_env import StackMissing, stack
+from harness.runners.vulkan_env import StackMissing, error_lines, said, stack
 from harness.tosa.graph import read_tosa
 
 TIMEOUT_S = 600  # a scenario of one conv takes about a second on lavapipe
@@ -35,13 +35,6 @@ FORMATS = {
     "VK_FORMAT_R16_SFLOAT": np.float16, "VK_FORMAT_R32_SFLOAT": np.float32,
     "VK_FORMAT_R16_SFLOAT_FPENCODING_BFLOAT16_ARM": np.uint16,  # bf16: its bits, as `delegates.to_numpy` gives them
 }
-
-
-def _said(done: subprocess.CompletedProcess) -> str:
-    """The scenario runner's and the layers' error lines, without timestamps."""
-    lines = [line.split("] ", 1)[-1].strip() for line in (done.stdout + done.stderr).splitlines()
-             if "ERROR" in line or "[Error]" in line]
-    return "; ".join(dict.fromkeys(lines))[:600] or f"exit {done.returncode}, no error line"
 
 
 def _resources(template: dict) -> tuple[list[dict], list[dict], dict]:
@@ -85,7 +78,7 @@ class VgfEmulationRunner:
             made = subprocess.run([tools.vgf_dump, "-i", str(work / "graph.vgf"), "-o", str(work / "template.json"),
                                    "--scenario-template"], capture_output=True, text=True, timeout=TIMEOUT_S)
             if made.returncode != 0:
-                raise RunnerError(f"vgf_dump could not read the .vgf: {_said(made)}")
+                raise RunnerError(f"vgf_dump could not read the .vgf: {said(made)}")
             template = json.loads((work / "template.json").read_text())
             ins, outs, graph = _resources(template)
             if len(ins) != len(arrays):
@@ -109,7 +102,7 @@ class VgfEmulationRunner:
             except subprocess.TimeoutExpired:
                 raise RunnerError(f"scenario-runner did not finish in {TIMEOUT_S} s") from None
             missing = [r["dst"] for r in outs if not Path(r["dst"]).is_file()]
-            if done.returncode != 0 or missing or "ERROR" in done.stdout + done.stderr:
-                raise RunnerError(f"scenario-runner on the ML emulation layer: {_said(done)}")
+            if done.returncode != 0 or missing or error_lines(done):
+                raise RunnerError(f"scenario-runner on the ML emulation layer: {said(done)}")
             outputs = [np.load(r["dst"]) for r in outs]
         return results(lowered, outputs, summary.outputs, "scenario-runner")

@@ -121,8 +121,19 @@ def _probe(found: Stack, root: Path) -> None:
     scenario.write_text(json.dumps({"commands": [], "resources": []}))
     done = subprocess.run([found.scenario_runner, "--scenario", str(scenario)], env=found.env, capture_output=True,
                           text=True, timeout=PROBE_TIMEOUT_S)
-    errors = [line.split("] ", 1)[-1] for line in (done.stdout + done.stderr).splitlines()
-              if "ERROR" in line or "[Error]" in line]
-    if done.returncode != 0 or errors:
+    if done.returncode != 0 or error_lines(done):
         raise StackMissing(f"scenario-runner could not make a Vulkan device with the ML emulation layers: "
-                           f"{'; '.join(errors) or f'exit {done.returncode}'}")
+                           f"{said(done)}")
+
+
+def error_lines(done: subprocess.CompletedProcess) -> list[str]:
+    """The scenario runner's and the layers' error lines (it may log an error and still exit 0), each once,
+    without timestamps."""
+    lines = [line.split("] ", 1)[-1].strip() for line in (done.stdout + done.stderr).splitlines()
+             if "ERROR" in line or "[Error]" in line]
+    return list(dict.fromkeys(lines))
+
+
+def said(done: subprocess.CompletedProcess) -> str:
+    """What a failed run of an ML SDK tool said, in one line."""
+    return "; ".join(error_lines(done))[:600] or f"exit {done.returncode}, no error line"
