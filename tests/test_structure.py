@@ -83,6 +83,7 @@ LAYERS: tuple[tuple[str, str], ...] = (
     ("descriptor", "the descriptor grammar and ConfigError: words, no harness import"),
     ("blame", "whose an exception is; the Verdict and BackendImportError types"),
     ("qparams", "quantization parameters read from a converted graph: neutral for the judge"),
+    ("tools", "where a target's command-line tool is: on PATH or beside this Python"),
     ("policy", "schemes, targets, tolerances, limits, margins: policy as data"),
     ("overlays", "which ExecuTorch is imported: releases and source trees"),
     ("contexts", "graph contexts: every fact of one, torch reached lazily"),

@@ -30,7 +30,8 @@ TOOLS = (
 def tools() -> dict:
     """Each tool: found or not, what it is for, how to get it."""
     import importlib.util
-    import shutil
+
+    from harness.tools import locate
 
     out = {}
     for name, how, purpose, get in TOOLS:
@@ -38,7 +39,7 @@ def tools() -> dict:
         if kind == "module":
             found = importlib.util.find_spec(what) is not None
         else:
-            found = shutil.which(what) is not None
+            found = locate(what) is not None
         out[name] = {"found": found, "for": purpose, "get": get}
     return out
 

@@ -29,6 +29,7 @@ without loading torch or ExecuTorch.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 from harness.descriptor import ConfigError
@@ -110,13 +111,14 @@ def get_target(name: str) -> Target:
 
 
 def check_tools(target: Target) -> None:
-    """ConfigError (one line) when a tool the target's lowering runs is not on PATH: without it every case would
-    fail in the backend for a reason of this machine's, not the backend's."""
-    import shutil
+    """ConfigError (one line) when a tool the target's lowering runs is neither on PATH nor beside this Python:
+    without it every case would fail in the backend for a reason of this machine's, not the backend's."""
+    from harness.tools import locate
 
     for tool, install in target.tools:
-        if shutil.which(tool) is None:
-            raise ConfigError(f"target {target.name} needs {tool}, which is not on PATH: {install}")
+        if locate(tool) is None:
+            raise ConfigError(f"target {target.name} needs {tool}, which is neither on PATH nor beside "
+                              f"{sys.executable}: {install}")
 
 
 # The contexts with torch.cond, and how many copies of the conv their branches hold (one per branch).

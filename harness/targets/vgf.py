@@ -18,6 +18,7 @@ from executorch.backends.arm.vgf import VgfCompileSpec, VgfPartitioner
 
 from harness.policy.targets import Target
 from harness.targets.dumped import dumped_tosa
+from harness.tools import expose
 from harness.targets.tosa import tosa_spec  # noqa: F401 - the same profile per scheme as the generic target
 
 NEEDS_WORKDIR = True
@@ -25,6 +26,8 @@ NEEDS_WORKDIR = True
 
 def compile_spec(target: Target, scheme: str, dynamic: bool = False, control_flow: bool = False,
                  workdir: str | None = None) -> VgfCompileSpec:
+    for tool, _ in target.tools:
+        expose(tool)  # the backend looks the converter up on PATH, which an unactivated venv leaves it off
     spec = VgfCompileSpec(tosa_spec(target, scheme, dynamic, control_flow))
     if workdir is not None:
         spec.dump_intermediate_artifacts_to(workdir)
