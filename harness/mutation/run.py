@@ -1,6 +1,6 @@
 """Mutation testing of the installed conv lowering with a tier of the harness: the kill rate and the survivors.
 
-1. Trace: the tier runs once, alone and clean, under `harness.mutation.trace`, which
+1. Trace (`harness.mutation.reach`): the tier runs once, alone and clean, under `harness.mutation.trace`, which
    records the lines of the modules each case runs (kept per ExecuTorch version
    and tier in the output directory, so later runs reuse it).
 2. For each mutant, only the cases that run one of its lines (`Mutant.lines`)
@@ -38,6 +38,7 @@ from harness.faults.catalog import mutant_name, mutants_of, source_file
 from harness.faults.operators import Mutant
 from harness.policy.mutation import DEFAULT_MODULES
 from harness.policy.packing import PACK_SIZE
+from harness.mutation.reach import Outputs, Trace, reaching, trace
 from harness.results.case_result import CaseResult, versions
 from harness.run.settings import RunSettings
 from harness.schedule.parallel import Task, run_parallel
@@ -99,48 +100,6 @@ def check_modules(modules: list[str]) -> list[str]:
     for t in modules:
         source_file(t)
     return modules or list(DEFAULT_MODULES)
-
-
-Trace = dict[str, dict[str, set[int]]]  # descriptor -> module -> lines run
-Outputs = dict[str, str | None]  # descriptor -> the unmutated output's sha256 ('' if it ran no program, None if
-# the case was not green without a mutant)
-
-
-def trace(configs: list[ConvConfig], jobs: int, cache: Path, pack: int = 1) -> tuple[Trace, Outputs]:
-    """The lines of the modules each case runs, and each case's output digest without a mutant; read from
-    `cache` when it was made with these versions. `pack` > 1 traces packs: a case gets its pack's lines."""
-    from harness.results.case_result import new_run_id
-
-    key = {"versions": {k: v for k, v in versions().items() if k != "harness"}, "granularity": "lines",
-           "cases": [c.descriptor for c in configs], "outputs": "sha256", "pack": pack}
-    if cache.exists():
-        saved = json.loads(cache.read_text())
-        if saved.get("key") == key:
-            return {d: {t: set(lines) for t, lines in by.items()} for d, by in saved["trace"].items()}, saved["outputs"]
-    run_id = f"trace-{new_run_id()}"
-    outputs: Outputs = {}
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    with open(cache.with_suffix(".results.jsonl"), "w") as results:  # the unmutated run's verdicts, kept too
-
-        def seen(r: CaseResult) -> None:
-            outputs[r.descriptor] = r.output_sha256 if r.green else None
-            results.write(r.to_json() + "\n")
-
-        run_parallel(configs, RunSettings(run_id=run_id), jobs, seen, case_fn="harness.mutation.trace:run_case",
-                     pack=pack)
-    from harness.mutation.trace import read_trace
-
-    reached = read_trace(run_id)
-    cache.write_text(json.dumps({"key": key, "trace": {d: {t: sorted(v) for t, v in by.items()}
-                                                        for d, by in reached.items()}, "outputs": outputs}))
-    return reached, outputs
-
-
-def reaching(m: Mutant, module: str, configs: list[ConvConfig], reached: Trace) -> list[ConvConfig]:
-    """The cases that run one of the mutant's lines, in tier order."""
-    first, last = m.lines if m.lines != (0, 0) else (m.line, m.line)
-    span = set(range(first, last + 1))
-    return [c for c in configs if span & reached.get(c.descriptor, {}).get(module, set())]
 
 
 def _spread(cases: list[ConvConfig], pack: int) -> list[ConvConfig]:

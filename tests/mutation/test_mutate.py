@@ -79,7 +79,8 @@ def test_a_mutant_names_the_lines_that_run_it():
 def test_cases_that_never_run_a_mutants_lines_are_not_run_for_it():
     """The coverage argument behind `reaching`: a call whose traced lines miss every line of a mutant
     returns the same with the mutant in place."""
-    from harness.mutation.run import _spread, reaching
+    from harness.mutation.reach import reaching
+    from harness.mutation.run import _spread
 
     ns: dict = {}
     exec(compile(SPANS, "s.py", "exec"), ns)
@@ -526,3 +527,39 @@ def test_a_packed_trace_gives_each_case_its_packs_lines(tmp_path):
     union = alone[cases[0].descriptor]["rewrite_conv_pass"] | alone[cases[1].descriptor]["rewrite_conv_pass"]
     assert packed[cases[0].descriptor]["rewrite_conv_pass"] == packed[cases[1].descriptor]["rewrite_conv_pass"]
     assert packed[cases[0].descriptor]["rewrite_conv_pass"] >= union
+
+
+@pytest.mark.lowering
+def test_a_stopped_trace_resumes_with_the_cases_it_recorded(tmp_path, monkeypatch):
+    """The nightly trace takes hours: a stop keeps every case that ended, and the next run traces only the rest,
+    ending with the trace an unstopped run makes."""
+    from harness.config import parse_descriptor
+    from harness.mutation import reach as mutation_run
+
+    cases = [parse_descriptor(d) for d in ("conv2d_ic8_oc8_i12x12_k3_p1_qfp32", "conv2d_ic4_oc4_g4_i10x10_k3_p1_qfp32",
+                                           "conv1d_ic4_oc8_i20_k3_s2_p1_qfp32")]
+    whole = mutation_run.trace(cases, 1, tmp_path / "whole.json")
+    real = mutation_run.run_parallel
+    given = []
+
+    def stopped_after_one(configs, settings, jobs, on_result, **kw):
+        given.append([c.descriptor for c in configs])
+        real(configs[:1], settings, jobs, on_result, **kw)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(mutation_run, "run_parallel", stopped_after_one)
+    with pytest.raises(KeyboardInterrupt):
+        mutation_run.trace(cases, 1, tmp_path / "t.json")
+    assert not (tmp_path / "t.json").exists() and (tmp_path / "t.partial.jsonl").exists()
+
+    def recording(configs, settings, jobs, on_result, **kw):
+        given.append([c.descriptor for c in configs])
+        real(configs, settings, jobs, on_result, **kw)
+
+    monkeypatch.setattr(mutation_run, "run_parallel", recording)
+    assert mutation_run.trace(cases, 1, tmp_path / "t.json") == whole
+    assert given == [[c.descriptor for c in cases], [c.descriptor for c in cases[1:]]]
+    assert not (tmp_path / "t.partial.jsonl").exists()
+    assert len((tmp_path / "t.results.jsonl").read_text().splitlines()) == 3  # each case's verdict, once
+    mutation_run.trace(cases, 1, tmp_path / "t.json")  # from the finished trace: nothing runs
+    assert len(given) == 2
