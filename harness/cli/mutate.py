@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from pathlib import Path
 
 from harness.cli.common import EXIT_FAIL, EXIT_OK
@@ -91,7 +93,8 @@ def cmd_mutate(args) -> int:
 
     report = mutate(args.sweep, modules, args.jobs, args.pack, args.function, args.max, Path(args.out), say,
                     args.filter, args.sample, args.sample_seed, Path(args.carry) if args.carry else None,
-                    set(args.mutant) or None, args.resume, args.trace_pack, cases)
+                    set(args.mutant) or None, args.resume, args.trace_pack, cases,
+                    lambda p: print(p.line(), file=sys.stderr, flush=True))
     for t in modules:
         score = report.score(t)
         print(f"{t}: {report.counts(t)} score {'n/a' if score is None else f'{score:.1%}'}")

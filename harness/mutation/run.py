@@ -120,11 +120,31 @@ def _rounds(plans: dict[str, list[ConvConfig]], pack: int) -> list[Task]:
             if r < len(p)]
 
 
+PROGRESS_EVERY_S = 60.0
+
+
+@dataclass
+class Progress:
+    """How far the mutants' runs are: case runs done of at most `planned` (a kill drops its mutant's rest)."""
+
+    case_runs: int
+    planned: int
+    decided: int
+    mutants: int
+    start: float
+
+    def line(self) -> str:
+        minutes = (time.perf_counter() - self.start) / 60
+        return (f"mutate: {self.case_runs:,} case runs of at most {self.planned:,}; {self.decided} of {self.mutants} "
+                f"mutants decided ({minutes:.0f} min)")
+
+
 def run_mutants(mutants: list[tuple[str, Mutant]], configs: list[ConvConfig], reached: Trace, jobs: int,
-                pack: int, on_mutant=None, baseline: Outputs | None = None) -> list[MutantResult]:
+                pack: int, on_mutant=None, baseline: Outputs | None = None, on_progress=None) -> list[MutantResult]:
     """Every mutant's reaching cases on one set of workers (a task carries its mutant); a mutant's
     remaining packs are dropped at its first case that is not green. A green case whose output bits
-    differ from `baseline`'s counts in the survivor's `outputs_changed`: a fault the tolerance hid."""
+    differ from `baseline`'s counts in the survivor's `outputs_changed`: a fault the tolerance hid.
+    `on_progress(Progress)`, at most once a minute: hard mutants decide late, and an hour of silence looks hung."""
     baseline = baseline or {}
     rows, remaining = {}, {}
     plans: dict[str, list[ConvConfig]] = {}
@@ -147,8 +167,17 @@ def run_mutants(mutants: list[tuple[str, Mutant]], configs: list[ConvConfig], re
     for row in rows.values():
         if row.status == "unreached" and on_mutant:
             on_mutant(row)
+    progress = Progress(0, sum(remaining.values()), len(decided), len(rows), time.perf_counter())
+    said = [progress.start]
 
     def on_result(r: CaseResult) -> None:
+        judge(r)
+        progress.case_runs, progress.decided = progress.case_runs + 1, len(decided)
+        if on_progress and time.perf_counter() - said[0] >= PROGRESS_EVERY_S:
+            said[0] = time.perf_counter()
+            on_progress(progress)
+
+    def judge(r: CaseResult) -> None:
         name, row = r.canary, rows[r.canary]
         if name in decided:
             return  # a pack already running when its mutant died
@@ -253,11 +282,11 @@ def mutate(tier: str = "smoke", modules: list[str] | None = None, jobs: int = 2,
            function: str | None = None, limit: int | None = None, out: Path = Path("reports/mutate"),
            on_mutant=None, filter: str | None = None, fraction: float = 1.0, seed: int = 0,
            carry: Path | None = None, names: set[str] | None = None, resume: bool = False,
-           trace_pack: int = 1, cases: set[str] | None = None) -> MutationReport:
+           trace_pack: int = 1, cases: set[str] | None = None, on_progress=None) -> MutationReport:
     """Run the mutation analysis; `function` (a regex), `names`, `limit` and a seeded `fraction` select mutants,
     `filter` the tier's cases (a descriptor regex), `carry` an earlier report whose kills stand, `resume` the
     verdicts an interrupted run with the same key left in `out`'s journal; `on_mutant` sees each row as its
-    verdict is reached, and the journal records it. `cases`: only the tier's cases with these descriptors."""
+    verdict is reached, and the journal records it; `on_progress` sees the runs' `Progress` once a minute. `cases`: only the tier's cases with these descriptors."""
     from harness.mutation.journal import JOURNAL, Journal, run_key
 
     modules = check_modules(list(modules or []))
@@ -293,7 +322,7 @@ def mutate(tier: str = "smoke", modules: list[str] | None = None, jobs: int = 2,
         if name in kept:
             seen(kept[name])
     rows = kept | {r.name: r for r in run_mutants([tm for name, tm in chosen.items() if name not in kept], configs,
-                                                  reached, jobs, pack, seen, outputs)}
+                                                  reached, jobs, pack, seen, outputs, on_progress)}
     report.mutants = [dataclasses.replace(rows[name], column=m.column) for name, (_, m) in chosen.items()]
     mark_equivalents(report.mutants)
     report.wall_s = round(time.perf_counter() - start, 1)

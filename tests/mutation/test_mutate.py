@@ -292,7 +292,7 @@ def test_an_interrupted_run_resumes_from_its_journal_and_refuses_another_runs(tm
     monkeypatch.setattr(run, "trace", lambda configs, jobs, cache, pack=1: ({}, {}))
     calls = []
 
-    def interrupted(mutants, configs, reached, jobs, pack, on_mutant, baseline=None):
+    def interrupted(mutants, configs, reached, jobs, pack, on_mutant, baseline=None, on_progress=None):
         calls.append([run.mutant_name(t, m.index) for t, m in mutants])
         for t, m in mutants[:3]:
             on_mutant(run.MutantResult(run.mutant_name(t, m.index), m.function, m.line, m.operator, m.description,
@@ -307,7 +307,7 @@ def test_an_interrupted_run_resumes_from_its_journal_and_refuses_another_runs(tm
     first = calls[0]
     assert len(first) > 3 and len((tmp_path / "mutation.journal.jsonl").read_text().splitlines()) == 1 + 3
 
-    def rest(mutants, configs, reached, jobs, pack, on_mutant, baseline=None):
+    def rest(mutants, configs, reached, jobs, pack, on_mutant, baseline=None, on_progress=None):
         calls.append([run.mutant_name(t, m.index) for t, m in mutants])
         return [run.MutantResult(run.mutant_name(t, m.index), m.function, m.line, m.operator, m.description,
                                  "survived", diff=m.diff) for t, m in mutants]
@@ -333,7 +333,7 @@ def test_a_journal_that_is_not_one_is_refused_in_one_line(tmp_path):
     assert Journal(path, {"tier": "smoke"}, resume=False).verdicts == []  # without --resume it starts afresh
 
 
-def _run_two_mutants(monkeypatch, cases, result, baseline=None) -> dict:
+def _run_two_mutants(monkeypatch, cases, result, baseline=None, on_progress=None) -> dict:
     """`run_mutants` over mutants t:1 and t:2 (a constant on line 1 of module t, which every case reaches), with
     `result(mutant name, descriptor)` as each case's result instead of a worker's."""
     from harness.mutation import run
@@ -350,7 +350,24 @@ def _run_two_mutants(monkeypatch, cases, result, baseline=None) -> dict:
 
     monkeypatch.setattr(run, "run_parallel", fake_parallel)
     reached = {x.descriptor: {"t": {1}} for x in cases}
-    return {r.name: r for r in run.run_mutants([("t", M(1)), ("t", M(2))], cases, reached, 1, 2, baseline=baseline)}
+    return {r.name: r for r in run.run_mutants([("t", M(1)), ("t", M(2))], cases, reached, 1, 2, baseline=baseline,
+                                               on_progress=on_progress)}
+
+
+def test_a_long_run_says_how_far_it_is(monkeypatch):
+    """Hard mutants decide late (an hour on smoke's last 129): the runs' progress, counted as they end."""
+    from harness.config import parse_descriptor
+    from harness.mutation import run
+    from harness.results.case_result import CaseResult, Outcome
+
+    cases = [parse_descriptor(d) for d in ("conv2d_ic4_oc4_i8x8_k3_qfp32", "conv2d_ic4_oc4_i8x9_k3_qfp32")]
+    monkeypatch.setattr(run, "PROGRESS_EVERY_S", 0.0)
+    said = []
+    outcome = {"mutant:t:1": Outcome.MISMATCH, "mutant:t:2": Outcome.PASS}  # t:1 dies at its first case
+    _run_two_mutants(monkeypatch, cases, lambda name, d: CaseResult(d, 0, outcome[name], canary=name),
+                     on_progress=lambda p: said.append(p.line()))
+    assert said[0].startswith("mutate: 1 case runs of at most 4; 1 of 2 mutants decided (")
+    assert said[-1].startswith("mutate: 4 case runs of at most 4; 2 of 2 mutants decided (")
 
 
 def test_a_survivor_that_changed_output_bits_is_counted_apart(monkeypatch):
@@ -382,7 +399,7 @@ def test_a_case_that_fails_without_a_mutant_judges_no_mutant(tmp_path, monkeypat
         return {c.descriptor: {} for c in configs}, {c.descriptor: (None if c.descriptor == broken else "d")
                                                        for c in configs}
 
-    def fake_run(mutants, configs, reached, jobs, pack, on_mutant, baseline=None):
+    def fake_run(mutants, configs, reached, jobs, pack, on_mutant, baseline=None, on_progress=None):
         seen["cases"] = [c.descriptor for c in configs]
         return [run.MutantResult(run.mutant_name(t, m.index), m.function, m.line, m.operator, m.description,
                                  "survived", diff=m.diff) for t, m in mutants]
