@@ -6,6 +6,10 @@ reached (one JSON line, flushed); the first line is the run's key (tier, its cas
 versions). `mutate --resume` takes every verdict of a journal with the same key, matched
 to today's mutants by what each changes, and runs only the rest: the same mutant on the
 same cases with the same versions reaches the same verdict.
+
+A mutant that no case kills runs every case that reaches it (hundreds on smoke, thousands
+on nightly), so each of its case results is journaled too (`{"case": ...}`, the fields the
+verdict reads): a resumed run replays them and runs only that mutant's other cases.
 """
 
 from __future__ import annotations
@@ -37,9 +41,10 @@ class Journal:
     def __init__(self, path: Path, key: dict, resume: bool):
         self.path = path
         self.verdicts: list[dict] = []
+        self.cases: dict[str, list[dict]] = {}  # mutant name -> the case results journaled for it
         path.parent.mkdir(parents=True, exist_ok=True)
         if resume and path.exists():
-            self.verdicts = _read(path, key)
+            self.verdicts, self.cases = _read(path, key)
         else:
             path.write_text(json.dumps({"key": key}) + "\n")
 
@@ -47,9 +52,20 @@ class Journal:
         with open(self.path, "a") as f:
             f.write(json.dumps(asdict(row)) + "\n")
 
+    def record_case(self, r) -> None:
+        """One case result of a mutant's run (a `CaseResult`), in the fields its verdict reads."""
+        case = {k: getattr(r, k) for k in CASE_FIELDS}
+        case["outcome"], case["reason"] = r.outcome.value, r.reason[:300]
+        with open(self.path, "a") as f:
+            f.write(json.dumps({"case": case}) + "\n")
 
-def _read(path: Path, key: dict) -> list[dict]:
-    """The rows of a journal written with `key` (the last one wins for a mutant written twice)."""
+
+CASE_FIELDS = ("descriptor", "seed", "outcome", "reason", "canary", "issue", "rejection", "stale", "output_sha256")
+
+
+def _read(path: Path, key: dict) -> tuple[list[dict], dict[str, list[dict]]]:
+    """The verdicts of a journal written with `key` (the last one wins for a mutant written twice), and the case
+    results journaled for each mutant."""
     first, *lines = path.read_text().splitlines() or [""]
     try:
         saved = json.loads(first).get("key") if first.strip() else None
@@ -59,13 +75,17 @@ def _read(path: Path, key: dict) -> list[dict]:
         raise JournalError(f"cannot resume from {path}: it was written for another tier, case list or versions "
                           f"({_short(saved)}; this run: {_short(key)})")
     rows: dict[str, dict] = {}
+    cases: dict[str, list[dict]] = {}
     for line in lines:
         try:
             row = json.loads(line)
         except json.JSONDecodeError:
             continue  # the line being written when the run was killed
-        rows[row["name"]] = row
-    return list(rows.values())
+        if "case" in row:
+            cases.setdefault(row["case"]["canary"], []).append(row["case"])
+        else:
+            rows[row["name"]] = row
+    return list(rows.values()), cases
 
 
 def _short(key: dict | None) -> str:

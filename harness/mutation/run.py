@@ -140,11 +140,14 @@ class Progress:
 
 
 def run_mutants(mutants: list[tuple[str, Mutant]], configs: list[ConvConfig], reached: Trace, jobs: int,
-                pack: int, on_mutant=None, baseline: Outputs | None = None, on_progress=None) -> list[MutantResult]:
+                pack: int, on_mutant=None, baseline: Outputs | None = None, on_progress=None,
+                replay: dict[str, list[CaseResult]] | None = None, on_case=None) -> list[MutantResult]:
     """Every mutant's reaching cases on one set of workers (a task carries its mutant); a mutant's
     remaining packs are dropped at its first case that is not green. A green case whose output bits
     differ from `baseline`'s counts in the survivor's `outputs_changed`: a fault the tolerance hid.
-    `on_progress(Progress)`, at most once a minute: hard mutants decide late, and an hour of silence looks hung."""
+    `on_progress(Progress)`, at most once a minute: hard mutants decide late, and an hour of silence looks hung.
+    `replay`: a mutant's case results from an interrupted run, judged first (its other cases are what run);
+    `on_case` sees each case result that counts for its mutant, as the journal keeps them."""
     baseline = baseline or {}
     rows, remaining = {}, {}
     plans: dict[str, list[ConvConfig]] = {}
@@ -167,10 +170,9 @@ def run_mutants(mutants: list[tuple[str, Mutant]], configs: list[ConvConfig], re
     for row in rows.values():
         if row.status == "unreached" and on_mutant:
             on_mutant(row)
-    progress = Progress(0, sum(remaining.values()), len(decided), len(rows), time.perf_counter())
-    said = [progress.start]
-
     def on_result(r: CaseResult) -> None:
+        if on_case and r.canary not in decided:
+            on_case(r)
         judge(r)
         progress.case_runs, progress.decided = progress.case_runs + 1, len(decided)
         if on_progress and time.perf_counter() - said[0] >= PROGRESS_EVERY_S:
@@ -202,6 +204,15 @@ def run_mutants(mutants: list[tuple[str, Mutant]], configs: list[ConvConfig], re
                 row.status, row.reason = "masked", f"every reaching case ended unjudged ({row.masked_by})"
             finish(name)
 
+    for name, results in (replay or {}).items():
+        if name in plans:
+            once = {r.descriptor: r for r in results}  # a case journaled twice counts once
+            for r in once.values():
+                judge(r)
+            plans[name] = [c for c in plans[name] if c.descriptor not in once]
+    progress = Progress(0, sum(remaining[n] for n in plans if n not in decided), len(decided), len(rows),
+                        time.perf_counter())
+    said = [progress.start]
     run_parallel([], RunSettings(), jobs, on_result, time_limit=MUTANT_TIME_LIMIT_S, tasks=_rounds(plans, pack),
                  skip=decided.__contains__)
     return list(rows.values())
@@ -321,8 +332,11 @@ def mutate(tier: str = "smoke", modules: list[str] | None = None, jobs: int = 2,
     for name in chosen:
         if name in kept:
             seen(kept[name])
+    replay = {name: [CaseResult.from_dict(c) for c in results] for name, results in journal.cases.items()
+              if name in chosen and name not in kept}
     rows = kept | {r.name: r for r in run_mutants([tm for name, tm in chosen.items() if name not in kept], configs,
-                                                  reached, jobs, pack, seen, outputs, on_progress)}
+                                                  reached, jobs, pack, seen, outputs, on_progress, replay,
+                                                  journal.record_case)}
     report.mutants = [dataclasses.replace(rows[name], column=m.column) for name, (_, m) in chosen.items()]
     mark_equivalents(report.mutants)
     report.wall_s = round(time.perf_counter() - start, 1)

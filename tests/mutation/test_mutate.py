@@ -292,7 +292,7 @@ def test_an_interrupted_run_resumes_from_its_journal_and_refuses_another_runs(tm
     monkeypatch.setattr(run, "trace", lambda configs, jobs, cache, pack=1: ({}, {}))
     calls = []
 
-    def interrupted(mutants, configs, reached, jobs, pack, on_mutant, baseline=None, on_progress=None):
+    def interrupted(mutants, configs, reached, jobs, pack, on_mutant, *_):
         calls.append([run.mutant_name(t, m.index) for t, m in mutants])
         for t, m in mutants[:3]:
             on_mutant(run.MutantResult(run.mutant_name(t, m.index), m.function, m.line, m.operator, m.description,
@@ -307,7 +307,7 @@ def test_an_interrupted_run_resumes_from_its_journal_and_refuses_another_runs(tm
     first = calls[0]
     assert len(first) > 3 and len((tmp_path / "mutation.journal.jsonl").read_text().splitlines()) == 1 + 3
 
-    def rest(mutants, configs, reached, jobs, pack, on_mutant, baseline=None, on_progress=None):
+    def rest(mutants, configs, reached, jobs, pack, on_mutant, *_):
         calls.append([run.mutant_name(t, m.index) for t, m in mutants])
         return [run.MutantResult(run.mutant_name(t, m.index), m.function, m.line, m.operator, m.description,
                                  "survived", diff=m.diff) for t, m in mutants]
@@ -352,6 +352,46 @@ def _run_two_mutants(monkeypatch, cases, result, baseline=None, on_progress=None
     reached = {x.descriptor: {"t": {1}} for x in cases}
     return {r.name: r for r in run.run_mutants([("t", M(1)), ("t", M(2))], cases, reached, 1, 2, baseline=baseline,
                                                on_progress=on_progress)}
+
+
+def test_a_stopped_survivor_resumes_with_the_cases_it_ran(monkeypatch, tmp_path):
+    """A mutant no case kills runs every reaching case (thousands on nightly): a stop keeps each case result in
+    the journal, and the resumed run judges them again and runs only the rest, to the verdict of an unstopped run."""
+    from harness.config import parse_descriptor
+    from harness.mutation import run
+    from harness.mutation.journal import Journal
+    from harness.results.case_result import CaseResult, Outcome
+
+    cases = [parse_descriptor(f"conv2d_ic4_oc4_i8x{w}_k3_qfp32") for w in (8, 9, 10, 11)]
+    key, ran = {"tier": "t"}, []
+
+    class M:
+        index, function, line, lines, column, operator, description, diff = 2, "f", 1, (1, 1), 1, "const", "", ""
+
+    def parallel(stop_after):
+        def fake(configs, settings, jobs, on_result, tasks=(), skip=None, **kw):
+            for task in tasks:
+                for d in task.descriptors:
+                    if len(ran) == stop_after:
+                        raise KeyboardInterrupt
+                    ran.append(d)
+                    on_result(CaseResult(d, 0, Outcome.PASS, canary=task.canary, output_sha256="s"))
+        return fake
+
+    reached = {c.descriptor: {"t": {1}} for c in cases}
+    journal = Journal(tmp_path / "j.jsonl", key, resume=False)
+    monkeypatch.setattr(run, "run_parallel", parallel(stop_after=3))
+    with pytest.raises(KeyboardInterrupt):
+        run.run_mutants([("t", M())], cases, reached, 1, 2, on_case=journal.record_case)
+    first = list(ran)
+    resumed = Journal(tmp_path / "j.jsonl", key, resume=True)
+    assert [c["descriptor"] for c in resumed.cases["mutant:t:2"]] == first and len(first) == 3
+    ran.clear()
+    monkeypatch.setattr(run, "run_parallel", parallel(stop_after=None))
+    replay = {n: [CaseResult.from_dict(c) for c in rs] for n, rs in resumed.cases.items()}
+    (row,) = run.run_mutants([("t", M())], cases, reached, 1, 2, replay=replay, on_case=resumed.record_case)
+    assert sorted(first + ran) == sorted(c.descriptor for c in cases) and len(ran) == 1
+    assert (row.status, row.cases_run, row.judged) == ("survived", 4, 4)
 
 
 def test_a_long_run_says_how_far_it_is(monkeypatch):
@@ -399,7 +439,7 @@ def test_a_case_that_fails_without_a_mutant_judges_no_mutant(tmp_path, monkeypat
         return {c.descriptor: {} for c in configs}, {c.descriptor: (None if c.descriptor == broken else "d")
                                                        for c in configs}
 
-    def fake_run(mutants, configs, reached, jobs, pack, on_mutant, baseline=None, on_progress=None):
+    def fake_run(mutants, configs, reached, jobs, pack, on_mutant, *_):
         seen["cases"] = [c.descriptor for c in configs]
         return [run.MutantResult(run.mutant_name(t, m.index), m.function, m.line, m.operator, m.description,
                                  "survived", diff=m.diff) for t, m in mutants]
