@@ -162,6 +162,11 @@ SMOKE_SLICE_CASES = (
     ("conv2d_n2_ic4_oc8_i16x16_k3_s2", "spatial-even"),
     ("conv2d_n2_ic4_oc8_i16x16_k2_s2", "spatial-even-tosa10"),  # one symbolic leftover, 0, within the pad: no slice
 )
+# A conv that must be trimmed after an op SizeAdjustInputPass does not adjust, as TF-style "same" padding writes a
+# strided conv (EfficientNet's ports: an explicit F.pad, then k3 s2 without padding; 8 + 2 - 3 leaves 1 row). The
+# pass visits every node: a walk that stopped at the first node it skips would leave this conv untrimmed
+# (mutant size_adjust_input_pass:505, `continue` -> `break`, survived every other smoke case).
+SMOKE_TRIM_AFTER_OP = ("conv2d_ic4_oc4_i8x8_k3_s2_p0_cxpad-in",)
 
 # FP8: one base per TOSA conv op, with and without a bias (the inserted FP16 zero bias).
 SMOKE_FP8_BASES = (
@@ -244,6 +249,7 @@ def smoke() -> list[ConvConfig]:
               for p in SMOKE_POOLS + SMOKE_FORKS + SMOKE_NEIGHBOURS for s in SMOKE_STRUCTURAL_SCHEMES]
     cases += [parse_descriptor(f"{b}_q{s}" + (f"_dy{k}" if k else "")) for b, k in SMOKE_POOL_CASES + SMOKE_SLICE_CASES
               for s in SMOKE_STRUCTURAL_SCHEMES]
+    cases += [parse_descriptor(f"{b}_q{s}") for b in SMOKE_TRIM_AFTER_OP for s in SMOKE_STRUCTURAL_SCHEMES]
     return cases
 
 
