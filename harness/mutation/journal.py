@@ -63,24 +63,37 @@ class Journal:
 CASE_FIELDS = ("descriptor", "seed", "outcome", "reason", "canary", "issue", "rejection", "stale", "output_sha256")
 
 
+def read_keyed(path: Path) -> tuple[dict | None, list[dict]]:
+    """A file of JSON lines whose first line is `{"key": ...}` (a journal, a trace in progress): its key (None for
+    an empty first line) and the rows after it, less a line cut short by a stop. ValueError when the first line
+    is not a key."""
+    first, *lines = path.read_text().splitlines() or [""]
+    try:
+        key = json.loads(first).get("key") if first.strip() else None
+    except (json.JSONDecodeError, AttributeError):
+        raise ValueError(f"the first line of {path} is not a key") from None
+    rows = []
+    for line in lines:
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue  # the line being written when the run was killed
+    return key, rows
+
+
 def _read(path: Path, key: dict) -> tuple[list[dict], dict[str, list[dict]]]:
     """The verdicts of a journal written with `key` (the last one wins for a mutant written twice), and the case
     results journaled for each mutant."""
-    first, *lines = path.read_text().splitlines() or [""]
     try:
-        saved = json.loads(first).get("key") if first.strip() else None
-    except (json.JSONDecodeError, AttributeError):
+        saved, lines = read_keyed(path)
+    except ValueError:
         raise JournalError(f"cannot resume from {path}: its first line is not a journal's key") from None
     if saved != key:
         raise JournalError(f"cannot resume from {path}: it was written for another tier, case list or versions "
                           f"({_short(saved)}; this run: {_short(key)})")
     rows: dict[str, dict] = {}
     cases: dict[str, list[dict]] = {}
-    for line in lines:
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            continue  # the line being written when the run was killed
+    for row in lines:
         if "case" in row:
             cases.setdefault(row["case"]["canary"], []).append(row["case"])
         else:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from harness.config import ConvConfig
 from harness.faults.operators import Mutant
+from harness.mutation.journal import read_keyed
 from harness.results.case_result import CaseResult, versions
 from harness.run.settings import RunSettings
 from harness.schedule.parallel import run_parallel
@@ -64,23 +65,12 @@ def trace(configs: list[ConvConfig], jobs: int, cache: Path, pack: int = 1) -> t
 
 def _recorded(partial: Path, key: dict) -> dict[str, dict]:
     """The cases an interrupted trace with `key` recorded in `partial`; none when it has another key (a trace of
-    other cases or versions starts afresh) or a line cut short by the stop (ignored)."""
-    if not partial.exists():
-        return {}
-    first, *lines = partial.read_text().splitlines() or [""]
+    other cases or versions starts afresh)."""
     try:
-        if json.loads(first).get("key") != key:
-            return {}
-    except (json.JSONDecodeError, AttributeError):
+        saved, rows = read_keyed(partial) if partial.exists() else (None, [])
+    except ValueError:
         return {}
-    rows = {}
-    for line in lines:
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        rows[row["descriptor"]] = row
-    return rows
+    return {row["descriptor"]: row for row in rows} if saved == key else {}
 
 
 def reaching(m: Mutant, module: str, configs: list[ConvConfig], reached: Trace) -> list[ConvConfig]:

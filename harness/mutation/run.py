@@ -170,6 +170,7 @@ def run_mutants(mutants: list[tuple[str, Mutant]], configs: list[ConvConfig], re
     for row in rows.values():
         if row.status == "unreached" and on_mutant:
             on_mutant(row)
+
     def on_result(r: CaseResult) -> None:
         if on_case and r.canary not in decided:
             on_case(r)
@@ -259,6 +260,9 @@ def renamed(rows: list[dict], current: dict[tuple, str] | None) -> dict[str, Mut
     return out
 
 
+WRONG_LISTING = re.compile(r"^listed as \w+ in the policy, but killed: the listing is wrong\. ")
+
+
 def mark_equivalents(rows: list[MutantResult]) -> None:
     """A listed survivor that ran with bit-identical outputs on every case becomes `equivalent`, with the listed
     reason; any other listed mutant keeps its status and its reason says why the listing did not hold (a kill, a
@@ -269,6 +273,8 @@ def mark_equivalents(rows: list[MutantResult]) -> None:
     for row in rows:
         if row.status == "invalid":
             continue
+        if row.status == "killed":  # a carried kill's reason says what the listing was then: judge today's
+            row.reason = WRONG_LISTING.sub("", row.reason, count=1)
         module = row.name.split(":")[1]
         text = lines.setdefault(module, source_file(module).read_text().splitlines())
         e = lookup_at(module, row.function, row.line, row.operator, row.description, text, column=row.column)
@@ -297,7 +303,8 @@ def mutate(tier: str = "smoke", modules: list[str] | None = None, jobs: int = 2,
     """Run the mutation analysis; `function` (a regex), `names`, `limit` and a seeded `fraction` select mutants,
     `filter` the tier's cases (a descriptor regex), `carry` an earlier report whose kills stand, `resume` the
     verdicts an interrupted run with the same key left in `out`'s journal; `on_mutant` sees each row as its
-    verdict is reached, and the journal records it; `on_progress` sees the runs' `Progress` once a minute. `cases`: only the tier's cases with these descriptors."""
+    verdict is reached, and the journal records it; `on_progress` sees the runs' `Progress` once a minute.
+    `cases`: only the tier's cases with these descriptors."""
     from harness.mutation.journal import JOURNAL, Journal, run_key
 
     modules = check_modules(list(modules or []))

@@ -285,6 +285,22 @@ def test_a_listed_mutant_that_a_case_kills_stays_killed_and_says_the_listing_is_
     assert rows[1].status == "killed" and rows[1].reason.count("the listing is wrong") == 1
 
 
+def test_a_carried_kill_no_longer_listed_drops_the_old_listings_verdict():
+    """A kill carried from a run under an older policy keeps its own reason, not 'the listing is wrong' about an
+    entry that was since corrected (the dilated-pool check's, split into column-exact entries)."""
+    from harness.mutation.run import MutantResult, mark_equivalents
+
+    (m,) = [m for m in mutants_of("size_adjust_input_pass") if m.function == "is_valid_operator"
+            and "dilation[1] > 1" in m.diff and m.column == 44 and m.description == "1 -> 2"]
+    old = "lower: IndexError: list index out of range"
+    row = MutantResult(mutant_name("size_adjust_input_pass", m.index), m.function, m.line, m.operator, m.description,
+                       "killed", 1, "c", "lowering_error",
+                       reason=f"listed as defensive in the policy, but killed: the listing is wrong. {old}",
+                       column=m.column)
+    mark_equivalents([row])
+    assert (row.status, row.reason) == ("killed", old)
+
+
 def test_an_interrupted_run_resumes_from_its_journal_and_refuses_another_runs(tmp_path, monkeypatch):
     """Every verdict is journaled as it is reached: after a stop, --resume runs only the undecided mutants."""
     import harness.mutation.run as run
