@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from harness.cli.common import EXIT_FAIL, EXIT_OK
+from harness.cli.options import cluster
 from harness.config import ConfigError
 from harness.policy.packing import PACK_SIZE
 
@@ -25,6 +26,9 @@ def add_parsers(sub) -> dict:
                       help="a seeded uniform sample of this fraction of each module's mutants (default: all)")
     what.add_argument("--sample-seed", type=int, default=0, metavar="N", help="the sample's seed (default: 0)")
     what.add_argument("--list", action="store_true", help="list the mutants (name, line, operator), run nothing")
+    what.add_argument("--merge", nargs="+", metavar="MUTATION_JSON",
+                      help="run nothing: one report from runs of the same tier on disjoint parts of its cases or "
+                           "mutants (harness/mutation/merge.py), written to --out")
     hunt = mu.add_argument_group("what hunts them")
     hunt.add_argument("--sweep", default="smoke", help="the tier that hunts the mutants (default: smoke)")
     hunt.add_argument("--filter", metavar="REGEX", help="only the tier's cases whose descriptor matches")
@@ -33,6 +37,7 @@ def add_parsers(sub) -> dict:
                            "an earlier commit's tier: its score on today's mutants)")
     run = mu.add_argument_group("how it runs")
     run.add_argument("-j", "--jobs", type=int, default=2, help="worker processes (default: 2)")
+    cluster(run)
     run.add_argument("--pack", type=int, default=PACK_SIZE, metavar="N", help=f"cases per program (default: {PACK_SIZE})")
     run.add_argument("--trace-pack", type=int, default=1, metavar="N",
                      help="trace N cases per program (default: 1, alone): the packed sweep's speed on a large "
@@ -53,6 +58,8 @@ def cmd_mutate(args) -> int:
     from harness.faults.catalog import mutant_name, mutants_of, parse_name
     from harness.mutation.run import check_modules
 
+    if args.merge:
+        return _merge(args)
     modules = check_modules(args.module)
     if args.sweep not in SWEEPS:
         raise ConfigError(f"unknown sweep {args.sweep!r}; known sweeps: {', '.join(SWEEPS)}")
@@ -77,6 +84,10 @@ def cmd_mutate(args) -> int:
             raise ConfigError(f"invalid --mutant {name}: its module is not among --module {', '.join(modules)}")
     if args.jobs < 1:
         raise ConfigError(f"invalid -j {args.jobs}: must be >= 1")
+    if args.cluster:
+        from harness.schedule.cluster import check_cluster
+
+        check_cluster(args.cluster)
     if args.list:
         for t in modules:
             for m in mutants_of(t)[: args.max]:
@@ -93,9 +104,27 @@ def cmd_mutate(args) -> int:
     report = mutate(args.sweep, modules, args.jobs, args.pack, args.function, args.max, Path(args.out), say,
                     args.filter, args.sample, args.sample_seed, Path(args.carry) if args.carry else None,
                     set(args.mutant) or None, args.resume, args.trace_pack, cases,
-                    lambda p: print(p.line(), file=sys.stderr, flush=True))
-    for t in modules:
-        score = report.score(t)
-        print(f"{t}: {report.counts(t)} score {'n/a' if score is None else f'{score:.1%}'}")
+                    lambda p: print(p.line(), file=sys.stderr, flush=True), args.cluster)
+    _scores(report)
     print(f"report: {Path(args.out) / 'mutation.md'}")
     return EXIT_OK if all(m.status in ("killed", "equivalent", "invalid") for m in report.mutants) else EXIT_FAIL
+
+
+def _merge(args) -> int:
+    from harness.mutation.merge import merge
+    from harness.mutation.render import write
+
+    report, undecided = merge([Path(p) for p in args.merge])
+    write(report, Path(args.out))
+    _scores(report)
+    if undecided:
+        print(f"{len(undecided)} mutants undecided: {' '.join(undecided[:10])}{' ...' if len(undecided) > 10 else ''}")
+    print(f"report: {Path(args.out) / 'mutation.md'}")
+    return EXIT_OK if not undecided and all(m.status in ("killed", "equivalent", "invalid")
+                                            for m in report.mutants) else EXIT_FAIL
+
+
+def _scores(report) -> None:
+    for t in report.modules:
+        score = report.score(t)
+        print(f"{t}: {report.counts(t)} score {'n/a' if score is None else f'{score:.1%}'}")

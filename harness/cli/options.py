@@ -42,12 +42,17 @@ def case(p: argparse.ArgumentParser) -> None:
     p.add_argument("--canary", default="", metavar="NAME", help="inject this fault into the backend (see `canaries`)")
 
 
+def cluster(p) -> None:
+    """`--cluster`: the same for a sweep and a mutation campaign."""
+    p.add_argument("--cluster", default="", metavar="ADDRESS", help="run the cases as tasks on a Ray cluster: "
+                   "'local' starts one here with -j CPUs; 'auto' or ray://HOST:PORT joins one (extra: cluster)")
+
+
 def scheduling(p) -> None:
     """How a run schedules its cases: the time a case may take, a cluster, packing, resuming."""
     p.add_argument("--time-limit", type=float, metavar="S", help="seconds a case may run before it is a timeout "
                    "and its worker is replaced (default: the tier's, harness/policy/limits.py)")
-    p.add_argument("--cluster", default="", metavar="ADDRESS", help="run the cases as tasks on a Ray cluster: "
-                   "'local' starts one here with -j CPUs; 'auto' or ray://HOST:PORT joins one (extra: cluster)")
+    cluster(p)
     p.add_argument("--pack", type=int, default=PACK_SIZE, metavar="N", help="lower and run up to N cases as one "
                    f"program where that is proven identical (harness/policy/packing.py; default {PACK_SIZE}, 1: alone)")
     p.add_argument("--resume", action="store_true", help="continue the interrupted run whose results are at the "

@@ -15,19 +15,21 @@ from harness.faults.operators import Mutant
 from harness.mutation.journal import read_keyed
 from harness.results.case_result import CaseResult, versions
 from harness.run.settings import RunSettings
-from harness.schedule.parallel import run_parallel
+from harness.schedule.dispatch import run_anywhere
 
 Trace = dict[str, dict[str, set[int]]]  # descriptor -> module -> lines run
 Outputs = dict[str, str | None]  # descriptor -> the unmutated output's sha256 ('' if it ran no program, None if
 # the case was not green without a mutant)
 
 
-def trace(configs: list[ConvConfig], jobs: int, cache: Path, pack: int = 1) -> tuple[Trace, Outputs]:
+def trace(configs: list[ConvConfig], jobs: int, cache: Path, pack: int = 1, cluster: str = ""
+          ) -> tuple[Trace, Outputs]:
     """The lines of the modules each case runs, and each case's output digest without a mutant; read from
     `cache` when it was made with these versions. `pack` > 1 traces packs: a case gets its pack's lines.
 
     Each case is appended to `<cache>.partial.jsonl` as it ends (the key first), so a trace that stops (hours on
-    a large tier) resumes from there with the same key, running only the cases it has not recorded."""
+    a large tier) resumes from there with the same key, running only the cases it has not recorded. `cluster`: on
+    that Ray cluster (harness.schedule.cluster) instead of `jobs` local workers."""
     from harness.mutation.trace import lines_of
     from harness.results.case_result import new_run_id
 
@@ -53,8 +55,8 @@ def trace(configs: list[ConvConfig], jobs: int, cache: Path, pack: int = 1) -> t
             recorded[r.descriptor] = row
 
         if left:
-            run_parallel(left, RunSettings(run_id=f"trace-{new_run_id()}"), jobs, seen,
-                         case_fn="harness.mutation.trace:run_case", pack=pack)
+            run_anywhere(left, RunSettings(run_id=f"trace-{new_run_id()}"), jobs, seen,
+                         case_fn="harness.mutation.trace:run_case", pack=pack, cluster=cluster)
     reached = {d: {t: set(v) for t, v in row["lines"].items()} for d, row in recorded.items()}
     outputs: Outputs = {d: row["output"] for d, row in recorded.items()}
     cache.write_text(json.dumps({"key": key, "trace": {d: {t: sorted(v) for t, v in by.items()}

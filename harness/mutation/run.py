@@ -39,11 +39,12 @@ from harness.faults.operators import Mutant
 from harness.policy.mutation import DEFAULT_MODULES
 from harness.policy.packing import PACK_SIZE
 from harness.mutation.reach import Outputs, Trace, reaching, trace
+from harness.mutation.render import STATUSES, write
 from harness.results.case_result import CaseResult, versions
 from harness.run.settings import RunSettings
-from harness.schedule.parallel import Task, run_parallel
+from harness.schedule.dispatch import run_anywhere
+from harness.schedule.parallel import Task
 
-STATUSES = ("killed", "survived", "masked", "equivalent", "unreached", "invalid")
 UNJUDGED = ("known_issue", "expected_rejection")  # outcomes where the registry, not the oracle, decided
 MUTANT_TIME_LIMIT_S = 120.0  # a mutant that makes a case hang is killed by the timeout; a clean case takes seconds
 
@@ -79,6 +80,7 @@ class MutationReport:
     fraction: float = 1.0  # a seeded uniform sample of each module's mutants
     seed: int = 0
     not_green: list[str] = field(default_factory=list)  # cases not green without a mutant: they judge none
+    undecided: list[str] = field(default_factory=list)  # mutants no piece of a merged report decided (merge.py)
 
     def counts(self, module: str | None = None, operator: str | None = None) -> dict[str, int]:
         rows = [m for m in self.mutants if (module is None or m.name.split(":")[1] == module)
@@ -141,13 +143,15 @@ class Progress:
 
 def run_mutants(mutants: list[tuple[str, Mutant]], configs: list[ConvConfig], reached: Trace, jobs: int,
                 pack: int, on_mutant=None, baseline: Outputs | None = None, on_progress=None,
-                replay: dict[str, list[CaseResult]] | None = None, on_case=None) -> list[MutantResult]:
+                replay: dict[str, list[CaseResult]] | None = None, on_case=None, cluster: str = ""
+                ) -> list[MutantResult]:
     """Every mutant's reaching cases on one set of workers (a task carries its mutant); a mutant's
     remaining packs are dropped at its first case that is not green. A green case whose output bits
     differ from `baseline`'s counts in the survivor's `outputs_changed`: a fault the tolerance hid.
     `on_progress(Progress)`, at most once a minute: hard mutants decide late, and an hour of silence looks hung.
     `replay`: a mutant's case results from an interrupted run, judged first (its other cases are what run);
-    `on_case` sees each case result that counts for its mutant, as the journal keeps them."""
+    `on_case` sees each case result that counts for its mutant, as the journal keeps them. `cluster`: the tasks run
+    on that Ray cluster (harness.schedule.cluster), not on `jobs` local workers: the same verdicts."""
     baseline = baseline or {}
     rows, remaining = {}, {}
     plans: dict[str, list[ConvConfig]] = {}
@@ -214,8 +218,8 @@ def run_mutants(mutants: list[tuple[str, Mutant]], configs: list[ConvConfig], re
     progress = Progress(0, sum(remaining[n] for n in plans if n not in decided), len(decided), len(rows),
                         time.perf_counter())
     said = [progress.start]
-    run_parallel([], RunSettings(), jobs, on_result, time_limit=MUTANT_TIME_LIMIT_S, tasks=_rounds(plans, pack),
-                 skip=decided.__contains__)
+    run_anywhere([], RunSettings(), jobs, on_result, time_limit=MUTANT_TIME_LIMIT_S, tasks=_rounds(plans, pack),
+                 skip=decided.__contains__, cluster=cluster)
     return list(rows.values())
 
 
@@ -299,12 +303,13 @@ def mutate(tier: str = "smoke", modules: list[str] | None = None, jobs: int = 2,
            function: str | None = None, limit: int | None = None, out: Path = Path("reports/mutate"),
            on_mutant=None, filter: str | None = None, fraction: float = 1.0, seed: int = 0,
            carry: Path | None = None, names: set[str] | None = None, resume: bool = False,
-           trace_pack: int = 1, cases: set[str] | None = None, on_progress=None) -> MutationReport:
+           trace_pack: int = 1, cases: set[str] | None = None, on_progress=None, cluster: str = "") -> MutationReport:
     """Run the mutation analysis; `function` (a regex), `names`, `limit` and a seeded `fraction` select mutants,
     `filter` the tier's cases (a descriptor regex), `carry` an earlier report whose kills stand, `resume` the
     verdicts an interrupted run with the same key left in `out`'s journal; `on_mutant` sees each row as its
     verdict is reached, and the journal records it; `on_progress` sees the runs' `Progress` once a minute.
-    `cases`: only the tier's cases with these descriptors."""
+    `cases`: only the tier's cases with these descriptors. `cluster`: the trace and the mutants run on that Ray
+    cluster ('local' starts one here with `jobs` CPUs), the way `sweep --cluster` does."""
     from harness.mutation.journal import JOURNAL, Journal, run_key
 
     modules = check_modules(list(modules or []))
@@ -321,7 +326,7 @@ def mutate(tier: str = "smoke", modules: list[str] | None = None, jobs: int = 2,
     # A journal of another run is refused here, before the trace.
     journal = Journal(out / JOURNAL, run_key(tier, [c.descriptor for c in configs], report.versions), resume)
     resumed = renamed(journal.verdicts, current)
-    reached, outputs = trace(configs, jobs, out / f"trace-{tier}.json", trace_pack)
+    reached, outputs = trace(configs, jobs, out / f"trace-{tier}.json", trace_pack, cluster)
     # A case that fails without a mutant would "kill" every mutant it reaches: it judges none.
     report.not_green = [c.descriptor for c in configs if outputs.get(c.descriptor, "") is None]
     configs = [c for c in configs if outputs.get(c.descriptor, "") is not None]
@@ -343,58 +348,9 @@ def mutate(tier: str = "smoke", modules: list[str] | None = None, jobs: int = 2,
               if name in chosen and name not in kept}
     rows = kept | {r.name: r for r in run_mutants([tm for name, tm in chosen.items() if name not in kept], configs,
                                                   reached, jobs, pack, seen, outputs, on_progress, replay,
-                                                  journal.record_case)}
+                                                  journal.record_case, cluster)}
     report.mutants = [dataclasses.replace(rows[name], column=m.column) for name, (_, m) in chosen.items()]
     mark_equivalents(report.mutants)
     report.wall_s = round(time.perf_counter() - start, 1)
     write(report, out)
     return report
-
-
-def write(report: MutationReport, out: Path) -> None:
-    """`mutation.json` (every mutant) and `mutation.md` (scores, survivors with their diffs)."""
-    out.mkdir(parents=True, exist_ok=True)
-    data = asdict(report) | {"scores": {t: report.score(t) for t in report.modules}, "score": report.score(),
-                             "counts": {t: report.counts(t) for t in report.modules},
-                             "operators": {o: {"counts": report.counts(operator=o), "score": report.score(operator=o)}
-                                           for o in report.operators()}}
-    (out / "mutation.json").write_text(json.dumps(data, indent=2) + "\n")
-    header = ["| {} | mutants | killed | survived | masked | equivalent | unreached | invalid | score |",
-              "|---|--:|--:|--:|--:|--:|--:|--:|--:|"]
-
-    def row(label: str, c: dict, score: float | None) -> str:
-        return f"| {label} | {sum(c.values())} | " + " | ".join(str(c[s]) for s in STATUSES) + \
-            f" | {'' if score is None else f'{score:.1%}'} |"
-
-    lines = [f"# Mutation testing: tier `{report.tier}`", "",
-             "Score: killed / (killed + survived + masked), the mutants that ran and were not shown equivalent "
-             "(every case that reached them gave bit-identical outputs). Unreached mutants are counted apart.", "",
-             header[0].format("module"), header[1]]
-    lines += [row(t, report.counts(t), report.score(t)) for t in report.modules]
-    lines += ["", "By operator class (all modules):", "", header[0].format("operator"), header[1]]
-    lines += [row(o, report.counts(operator=o), report.score(operator=o)) for o in report.operators()]
-    lines.append(row("all", report.counts(), report.score()))
-    sampled = "" if report.fraction >= 1 else f" A seeded sample: {report.fraction:.0%} of each module's mutants " \
-                                               f"(seed {report.seed})."
-    n_carried = sum(1 for m in report.mutants if m.carried)
-    carried_text = f" {n_carried} kills carried from an earlier report (their killing case is in this tier)." \
-        if n_carried else ""
-    survivors = [m for m in report.mutants if m.status == "survived"]
-    hidden = sum(1 for m in survivors if m.outputs_changed)
-    broken = f" {len(report.not_green)} cases were not green without a mutant and judged none: " \
-        f"{', '.join(report.not_green[:5])}{' ...' if len(report.not_green) > 5 else ''}." if report.not_green else ""
-    lines += ["", f"Wall time {report.wall_s:.0f} s.{sampled}{carried_text}{broken}", "",
-              f"Of {len(survivors)} survivors, {hidden} changed some output's bits within the tolerance (the judge "
-              f"hid them), {len(survivors) - hidden} left every output it produced bit-identical.", "",
-              "## Survivors, masked and unreached mutants", ""]
-    for m in report.mutants:
-        if m.status in ("survived", "masked", "unreached"):
-            changed = f"; outputs changed within tolerance on {m.outputs_changed}, e.g. {m.changed_case}" \
-                if m.outputs_changed else ""
-            why = [m.reason, ""] if m.reason else []
-            lines += [f"### {m.name} ({m.status}; {m.cases_run} cases{changed}) line {m.line}: {m.operator} "
-                      f"{m.description}", "", *why, "```diff", m.diff.rstrip(), "```", ""]
-    lines += ["## Equivalent (harness/policy/mutation_equivalents.toml)", ""]
-    lines += [f"- {m.name} line {m.line} {m.operator} {m.description}: {m.reason}" for m in report.mutants
-              if m.status == "equivalent" or (m.status == "killed" and "the listing is wrong" in m.reason)]
-    (out / "mutation.md").write_text("\n".join(lines) + "\n")

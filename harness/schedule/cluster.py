@@ -2,9 +2,11 @@
 
 The optional extra `cluster` (ray). A task is a pack of cases or one case
 (`harness.schedule.packing`): it runs `harness.run.packed.run_pack` or
-`harness.run.execute.run_case` (or a test's stand-in) in a Ray worker process,
-which sets itself up once (`setup_process`) and is reused for the next task,
-and returns the result's JSON line. The driver streams each result, as it
+`harness.run.execute.run_case` (or a test's stand-in) in a Ray actor, one per
+CPU, which sets itself up once (`setup_process`) before it gets work and runs
+task after task, and returns the result's JSON lines. A task's time limit
+starts when a set-up actor takes it, as a local worker's does: a node busy
+importing torch never turns a case into a timeout. The driver streams each result, as it
 arrives, into the same results file and run history as a local sweep
 (`harness.schedule.sweep`), so everything downstream is the same. A case's result
 depends on its descriptor and seed only, so a cluster run gives the same
@@ -45,17 +47,38 @@ def check_cluster(address: str) -> None:
         raise ConfigError(f"invalid --cluster={address}: expected local, auto, ray://HOST:PORT or HOST:PORT")
 
 
-def _run_task(case_fn: str, task: Task, settings: RunSettings) -> list[str]:
-    """The task body, in a Ray worker: set the process up once, run the case or pack, return the JSON lines."""
-    return task_runner(case_fn)(task, settings)
+class _Worker:
+    """A Ray actor that sets its process up once (imports, `setup_process`) and then runs task after task: the
+    local worker's life on a cluster node. Its readiness is awaited before it gets work, so a case's clock (the
+    time limit) starts when a set-up worker takes it, never while torch and ExecuTorch import."""
+
+    def __init__(self, case_fn: str):
+        from harness.blame import BackendImportError, backend_import_error
+
+        self.unusable = ""
+        try:
+            self.run_task = task_runner(case_fn)
+        except (BackendImportError, ImportError) as e:  # no case can run here: the driver stops with this line
+            found = e if isinstance(e, BackendImportError) else backend_import_error(e)
+            if found is None:
+                raise
+            self.unusable = str(found)
+
+    def ready(self) -> str:
+        return self.unusable
+
+    def run(self, task: Task, settings: RunSettings) -> list[str]:
+        return self.run_task(task, settings)
 
 
 def run_on_cluster(configs: Iterable[ConvConfig], settings: RunSettings, address: str, jobs: int,
                    on_result: Callable[[CaseResult], None], case_fn: str, time_limit: float | None = None,
-                   pack: int = 1) -> None:
+                   pack: int = 1, tasks: Iterable[Task] | None = None,
+                   skip: Callable[[str], bool] | None = None) -> None:
     """Run every config on the cluster at `address`, a pack of up to `pack` cases a task (harness.schedule.packing);
     call `on_result` as each case finishes. A failing case's artifacts are kept under the settings' keep_dir on
-    the node that ran it."""
+    the node that ran it. `tasks` (instead of `configs`): each with its own canary or mutant, as
+    `harness.schedule.parallel.run_parallel` takes them; a pending task whose canary `skip` names is not sent."""
     from harness.schedule.packing import form_packs
 
     ray = _ray()
@@ -64,41 +87,107 @@ def run_on_cluster(configs: Iterable[ConvConfig], settings: RunSettings, address
         local = address == "local"
         ray.init(address=None if local else address, num_cpus=jobs if local else None, include_dashboard=False,
                  log_to_driver=False, configure_logging=False)
-    remote = ray.remote(num_cpus=1, max_retries=0)(_run_task)
-
-    def lost(task: Task, reason: str, error_type: str) -> None:
-        lose_task(task, pending, on_result, settings, reason, error_type)
-
+    if tasks is None:
+        tasks = [Task(tuple(c.descriptor for c in t)) for t in form_packs(list(configs), settings.target, pack)]
     slots = jobs if address == "local" else max(1, int(ray.cluster_resources().get("CPU", jobs)))
-    pending = deque(Task(tuple(c.descriptor for c in t)) for t in form_packs(list(configs), settings.target, pack))
-    running: dict = {}  # ref -> (task, when submitted): never more than the cluster has CPUs, so a task's
-    # clock starts when it can start, not while it waits behind others
     try:
-        while pending or running:
-            while pending and len(running) < slots:
-                task = pending.popleft()
-                running[remote.remote(case_fn, task, settings)] = (task, time.monotonic())
-            done, _ = ray.wait(list(running), num_returns=1, timeout=1.0)
-            for ref in done:
-                task, _ = running.pop(ref)
-                try:
-                    lines = ray.get(ref)
-                except ray.exceptions.RayError as e:  # the worker died, or the task raised
-                    lost(task, f"the cluster lost this case ({type(e).__name__}: "
-                         f"{str(e).strip().splitlines()[0][:200]}); run it alone with `python -m harness run`",
-                         type(e).__name__)
-                    continue
-                for line in lines:
-                    on_result(_parse(line))
-            for ref, (task, since) in list(running.items()) if time_limit else []:
-                if time.monotonic() - since > time_limit:
-                    ray.cancel(ref, force=True)
-                    running.pop(ref)
-                    lost(task, f"timeout: no result after {time_limit:g} s (the tier's limit, "
-                         "harness/policy/limits.py); the task was cancelled", "Timeout")
+        _ActorPool(ray, case_fn, settings, slots, on_result, time_limit, skip).run(tasks)
     finally:
         if started_here:
             ray.shutdown()
+
+
+class _ActorPool:
+    """One `_Worker` actor per CPU of the cluster. A worker that dies or runs past the limit is killed, costs its
+    task (`lose_task`) and is replaced by a new one, which gets work once it is set up."""
+
+    def __init__(self, ray, case_fn: str, settings: RunSettings, slots: int,
+                 on_result: Callable[[CaseResult], None], time_limit: float | None,
+                 skip: Callable[[str], bool] | None):
+        self.ray, self.case_fn, self.settings, self.slots = ray, case_fn, settings, slots
+        self.on_result, self.time_limit, self.skip = on_result, time_limit, skip
+        self.actor = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(_Worker)
+        self.pending: deque[Task] = deque()
+        self.starting: dict = {}  # ready ref -> actor being set up
+        self.idle: list = []
+        self.running: dict = {}  # ref -> (actor, task, when a set-up actor took it)
+        self.failed_starts = 0
+
+    def run(self, tasks: Iterable[Task]) -> None:
+        self.pending.extend(tasks)
+        try:
+            for _ in range(max(1, min(self.slots, len(self.pending)))):
+                self._start()
+            while self.pending or self.running:
+                self._dispatch()
+                if not self.running and not self.starting:
+                    break  # every task left was skipped
+                done, _ = self.ray.wait(list(self.running) + list(self.starting), num_returns=1, timeout=1.0)
+                for ref in done:
+                    if ref in self.starting:
+                        self._ready(ref)
+                    else:
+                        self._finished(ref)
+                self._expire()
+        finally:
+            for worker in self.idle + list(self.starting.values()) + [w for w, _, _ in self.running.values()]:
+                self.ray.kill(worker, no_restart=True)
+
+    def _start(self) -> None:
+        worker = self.actor.remote(self.case_fn)
+        self.starting[worker.ready.remote()] = worker
+
+    def _dispatch(self) -> None:
+        while self.idle and self.pending:
+            task = self.pending.popleft()
+            if self.skip and task.canary and self.skip(task.canary):
+                continue
+            worker = self.idle.pop()
+            self.running[worker.run.remote(task, self.settings)] = (worker, task, time.monotonic())
+
+    def _ready(self, ref) -> None:
+        """A new actor is set up (or could not be): it joins the idle ones."""
+        from harness.blame import BackendImportError
+
+        worker = self.starting.pop(ref)
+        try:
+            unusable = self.ray.get(ref)
+        except self.ray.exceptions.RayError as e:
+            self.failed_starts += 1
+            if self.failed_starts > self.slots:  # not one case could run: stop here, not after every task
+                raise RuntimeError(f"cluster workers failed to start ({type(e).__name__}: "
+                                   f"{str(e).strip().splitlines()[0][:200]})") from None
+            self._start()
+            return
+        if unusable:
+            raise BackendImportError(unusable)
+        self.idle.append(worker)
+
+    def _finished(self, ref) -> None:
+        worker, task, _ = self.running.pop(ref)
+        try:
+            lines = self.ray.get(ref)
+        except self.ray.exceptions.RayError as e:  # the worker died, or the task raised
+            self._retire(worker, task, f"the cluster lost this case ({type(e).__name__}: "
+                         f"{str(e).strip().splitlines()[0][:200]}); run it alone with `python -m harness run`",
+                         type(e).__name__)
+            return
+        self.idle.append(worker)
+        for line in lines:
+            self.on_result(_parse(line))
+
+    def _expire(self) -> None:
+        for ref, (worker, task, since) in list(self.running.items()) if self.time_limit else []:
+            if time.monotonic() - since > self.time_limit:
+                self.running.pop(ref)
+                self._retire(worker, task, f"timeout: no result after {self.time_limit:g} s (the tier's limit, "
+                             "harness/policy/limits.py); its worker was replaced", "Timeout")
+
+    def _retire(self, worker, task: Task, reason: str, error_type: str) -> None:
+        self.ray.kill(worker, no_restart=True)
+        lose_task(task, self.pending, self.on_result, self.settings, reason, error_type)
+        if self.pending:
+            self._start()
 
 
 def _parse(line: str) -> CaseResult:

@@ -19,13 +19,14 @@ from harness.schedule.packing import check_pack_size
 from harness.tiers.selection import select
 from harness.config import ConfigError
 from harness.history.db import COMPLETE, INTERRUPTED, History, RunInfo
-from harness.policy.limits import WORKER_RECYCLE_RSS, case_time_limit
+from harness.policy.limits import case_time_limit
 from harness.policy.packing import PACK_SIZE
 from harness.policy.targets import check_tools, get_target
 from harness.results.case_result import CaseResult, new_run_id, versions
 from harness.results.store import ResultWriter, ordered, read_results, write_results
 from harness.run.settings import RunSettings
-from harness.schedule.parallel import DEFAULT_CASE_FN, run_parallel
+from harness.schedule.dispatch import run_anywhere
+from harness.schedule.parallel import DEFAULT_CASE_FN
 from harness.schedule.resume import Earlier, earlier_results, nothing_to_resume
 
 
@@ -92,14 +93,8 @@ def check(req: SweepRequest) -> list:
 
 def _dispatch(req: SweepRequest, todo: list, settings: RunSettings, record: Callable[[CaseResult], None]) -> None:
     """The cases on local workers, or on a Ray cluster."""
-    limit = req.time_limit or case_time_limit(req.tier)
-    if req.cluster:
-        from harness.schedule.cluster import run_on_cluster
-
-        run_on_cluster(todo, settings, req.cluster, req.jobs, record, req.case_fn, limit, req.pack)
-    else:
-        run_parallel(todo, settings, req.jobs, record, case_fn=req.case_fn, time_limit=limit,
-                     recycle_rss=WORKER_RECYCLE_RSS, pack=req.pack)
+    run_anywhere(todo, settings, req.jobs, record, case_fn=req.case_fn,
+                 time_limit=req.time_limit or case_time_limit(req.tier), pack=req.pack, cluster=req.cluster)
 
 
 def run_sweep(req: SweepRequest, on_result: Callable[[CaseResult], None] | None = None) -> SweepRun:

@@ -305,7 +305,7 @@ def test_an_interrupted_run_resumes_from_its_journal_and_refuses_another_runs(tm
     """Every verdict is journaled as it is reached: after a stop, --resume runs only the undecided mutants."""
     import harness.mutation.run as run
 
-    monkeypatch.setattr(run, "trace", lambda configs, jobs, cache, pack=1: ({}, {}))
+    monkeypatch.setattr(run, "trace", lambda configs, jobs, cache, pack=1, cluster="": ({}, {}))
     calls = []
 
     def interrupted(mutants, configs, reached, jobs, pack, on_mutant, *_):
@@ -364,7 +364,7 @@ def _run_two_mutants(monkeypatch, cases, result, baseline=None, on_progress=None
             self.index, self.function, self.line, self.lines, self.column = index, "f", 1, (1, 1), 1
             self.operator, self.description, self.diff = "const", "1 -> 2", ""
 
-    monkeypatch.setattr(run, "run_parallel", fake_parallel)
+    monkeypatch.setattr(run, "run_anywhere", fake_parallel)
     reached = {x.descriptor: {"t": {1}} for x in cases}
     return {r.name: r for r in run.run_mutants([("t", M(1)), ("t", M(2))], cases, reached, 1, 2, baseline=baseline,
                                                on_progress=on_progress)}
@@ -396,14 +396,14 @@ def test_a_stopped_survivor_resumes_with_the_cases_it_ran(monkeypatch, tmp_path)
 
     reached = {c.descriptor: {"t": {1}} for c in cases}
     journal = Journal(tmp_path / "j.jsonl", key, resume=False)
-    monkeypatch.setattr(run, "run_parallel", parallel(stop_after=3))
+    monkeypatch.setattr(run, "run_anywhere", parallel(stop_after=3))
     with pytest.raises(KeyboardInterrupt):
         run.run_mutants([("t", M())], cases, reached, 1, 2, on_case=journal.record_case)
     first = list(ran)
     resumed = Journal(tmp_path / "j.jsonl", key, resume=True)
     assert [c["descriptor"] for c in resumed.cases["mutant:t:2"]] == first and len(first) == 3
     ran.clear()
-    monkeypatch.setattr(run, "run_parallel", parallel(stop_after=None))
+    monkeypatch.setattr(run, "run_anywhere", parallel(stop_after=None))
     replay = {n: [CaseResult.from_dict(c) for c in rs] for n, rs in resumed.cases.items()}
     (row,) = run.run_mutants([("t", M())], cases, reached, 1, 2, replay=replay, on_case=resumed.record_case)
     assert sorted(first + ran) == sorted(c.descriptor for c in cases) and len(ran) == 1
@@ -450,7 +450,7 @@ def test_a_case_that_fails_without_a_mutant_judges_no_mutant(tmp_path, monkeypat
 
     seen = {}
 
-    def fake_trace(configs, jobs, cache, pack=1):
+    def fake_trace(configs, jobs, cache, pack=1, cluster=""):
         broken = configs[0].descriptor
         return {c.descriptor: {} for c in configs}, {c.descriptor: (None if c.descriptor == broken else "d")
                                                        for c in configs}
@@ -612,7 +612,7 @@ def test_a_stopped_trace_resumes_with_the_cases_it_recorded(tmp_path, monkeypatc
     cases = [parse_descriptor(d) for d in ("conv2d_ic8_oc8_i12x12_k3_p1_qfp32", "conv2d_ic4_oc4_g4_i10x10_k3_p1_qfp32",
                                            "conv1d_ic4_oc8_i20_k3_s2_p1_qfp32")]
     whole = mutation_run.trace(cases, 1, tmp_path / "whole.json")
-    real = mutation_run.run_parallel
+    real = mutation_run.run_anywhere
     given = []
 
     def stopped_after_one(configs, settings, jobs, on_result, **kw):
@@ -620,7 +620,7 @@ def test_a_stopped_trace_resumes_with_the_cases_it_recorded(tmp_path, monkeypatc
         real(configs[:1], settings, jobs, on_result, **kw)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(mutation_run, "run_parallel", stopped_after_one)
+    monkeypatch.setattr(mutation_run, "run_anywhere", stopped_after_one)
     with pytest.raises(KeyboardInterrupt):
         mutation_run.trace(cases, 1, tmp_path / "t.json")
     assert not (tmp_path / "t.json").exists() and (tmp_path / "t.partial.jsonl").exists()
@@ -629,7 +629,7 @@ def test_a_stopped_trace_resumes_with_the_cases_it_recorded(tmp_path, monkeypatc
         given.append([c.descriptor for c in configs])
         real(configs, settings, jobs, on_result, **kw)
 
-    monkeypatch.setattr(mutation_run, "run_parallel", recording)
+    monkeypatch.setattr(mutation_run, "run_anywhere", recording)
     assert mutation_run.trace(cases, 1, tmp_path / "t.json") == whole
     assert given == [[c.descriptor for c in cases], [c.descriptor for c in cases[1:]]]
     assert not (tmp_path / "t.partial.jsonl").exists()
