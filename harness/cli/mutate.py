@@ -28,7 +28,8 @@ def add_parsers(sub) -> dict:
     what.add_argument("--list", action="store_true", help="list the mutants (name, line, operator), run nothing")
     what.add_argument("--merge", nargs="+", metavar="MUTATION_JSON",
                       help="run nothing: one report from runs of the same tier on disjoint parts of its cases or "
-                           "mutants (harness/mutation/merge.py), written to --out")
+                           "mutants (mutation.json, or a stopped run's mutation.journal.jsonl; "
+                           "harness/mutation/merge.py), written to --out")
     hunt = mu.add_argument_group("what hunts them")
     hunt.add_argument("--sweep", default="smoke", help="the tier that hunts the mutants (default: smoke)")
     hunt.add_argument("--filter", metavar="REGEX", help="only the tier's cases whose descriptor matches")

@@ -34,7 +34,10 @@ def _versions(report: dict) -> dict:
 
 
 def load(path: Path) -> dict:
-    """A mutation.json; ConfigError (one line) when it is not one."""
+    """A mutation.json, or the journal of a run that was stopped (`mutation.journal.jsonl`: its verdicts, and the
+    mutants it had begun as undecided); ConfigError (one line) when it is neither."""
+    if path.name.endswith(".jsonl"):
+        return _journal(path)
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError) as e:
@@ -42,6 +45,22 @@ def load(path: Path) -> dict:
     if not isinstance(data, dict) or not {"tier", "modules", "versions", "mutants"} <= data.keys():
         raise ConfigError(f"invalid mutation report {path}: it lacks tier, modules, versions or mutants")
     return data
+
+
+def _journal(path: Path) -> dict:
+    from harness.mutation.journal import read_keyed
+
+    try:
+        key, rows = read_keyed(path)
+    except (OSError, ValueError) as e:
+        raise ConfigError(f"invalid mutation journal {path}: {e}") from None
+    if not key or not {"tier", "versions"} <= key.keys():
+        raise ConfigError(f"invalid mutation journal {path}: its first line is not a journal's key")
+    verdicts = {row["name"]: row for row in rows if "name" in row}  # the last verdict of a mutant wins
+    begun = dict.fromkeys(row["case"]["canary"] for row in rows if "case" in row)
+    return {"tier": key["tier"], "modules": list(dict.fromkeys(n.split(":")[1] for n in [*verdicts, *begun])),
+            "versions": key["versions"], "mutants": list(verdicts.values()),
+            "undecided": [n for n in begun if n not in verdicts]}
 
 
 def _row(row: dict) -> MutantResult:

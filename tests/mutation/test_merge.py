@@ -81,3 +81,22 @@ def test_parts_of_other_tiers_or_versions_are_refused_in_one_line(tmp_path):
     (tmp_path / "bad.json").write_text("[]")
     with pytest.raises(ConfigError, match="bad.json: it lacks tier"):
         merge([tmp_path / "bad.json", tmp_path / "p0.json"])
+
+
+def test_a_stopped_runs_journal_is_a_piece_its_begun_mutants_undecided(tmp_path):
+    from harness.mutation.journal import Journal
+    from harness.results.case_result import CaseResult, Outcome
+
+    data = json.loads(REPORT.read_text())
+    equivalent = next(r for r in data["mutants"] if r["status"] == "equivalent")
+    journal = Journal(tmp_path / "mutation.journal.jsonl", {"tier": "smoke", "versions": data["versions"]}, False)
+    journal.record(MutantResult(**{**equivalent, "status": "survived", "cases_run": 2, "judged": 2, "reason": ""}))
+    journal.record_case(CaseResult("conv2d_x", 0, Outcome.PASS, canary="mutant:rewrite_conv_pass:29"))
+    (tmp_path / "report.json").write_text(json.dumps({**data, "mutants": [equivalent], "undecided": []}))
+    report, undecided = merge([tmp_path / "report.json", tmp_path / "mutation.journal.jsonl"])
+    (row,) = report.mutants
+    assert row.status == "equivalent" and row.cases_run == equivalent["cases_run"] + 2
+    assert undecided == ["mutant:rewrite_conv_pass:29"]
+    (tmp_path / "x.jsonl").write_text("not json\n")
+    with pytest.raises(ConfigError, match="invalid mutation journal .*x.jsonl"):
+        merge([tmp_path / "report.json", tmp_path / "x.jsonl"])
