@@ -36,6 +36,7 @@ from harness.tiers.selection import select
 from harness.config import ConfigError, ConvConfig
 from harness.faults.catalog import mutant_name, mutants_of, source_file
 from harness.faults.operators import Mutant
+from harness.policy.limits import MUTANT_WORKER_TASKS
 from harness.policy.mutation import DEFAULT_MODULES
 from harness.policy.packing import PACK_SIZE
 from harness.mutation.reach import Outputs, Trace, reaching, trace
@@ -219,7 +220,7 @@ def run_mutants(mutants: list[tuple[str, Mutant]], configs: list[ConvConfig], re
                         time.perf_counter())
     said = [progress.start]
     run_anywhere([], RunSettings(), jobs, on_result, time_limit=MUTANT_TIME_LIMIT_S, tasks=_rounds(plans, pack),
-                 skip=decided.__contains__, cluster=cluster)
+                 skip=decided.__contains__, cluster=cluster, recycle_tasks=MUTANT_WORKER_TASKS)
     return list(rows.values())
 
 

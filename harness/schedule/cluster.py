@@ -74,7 +74,7 @@ class _Worker:
 def run_on_cluster(configs: Iterable[ConvConfig], settings: RunSettings, address: str, jobs: int,
                    on_result: Callable[[CaseResult], None], case_fn: str, time_limit: float | None = None,
                    pack: int = 1, tasks: Iterable[Task] | None = None,
-                   skip: Callable[[str], bool] | None = None) -> None:
+                   skip: Callable[[str], bool] | None = None, recycle_tasks: int | None = None) -> None:
     """Run every config on the cluster at `address`, a pack of up to `pack` cases a task (harness.schedule.packing);
     call `on_result` as each case finishes. A failing case's artifacts are kept under the settings' keep_dir on
     the node that ran it. `tasks` (instead of `configs`): each with its own canary or mutant, as
@@ -91,7 +91,7 @@ def run_on_cluster(configs: Iterable[ConvConfig], settings: RunSettings, address
         tasks = [Task(tuple(c.descriptor for c in t)) for t in form_packs(list(configs), settings.target, pack)]
     slots = jobs if address == "local" else max(1, int(ray.cluster_resources().get("CPU", jobs)))
     try:
-        _ActorPool(ray, case_fn, settings, slots, on_result, time_limit, skip).run(tasks)
+        _ActorPool(ray, case_fn, settings, slots, on_result, time_limit, skip, recycle_tasks).run(tasks)
     finally:
         if started_here:
             ray.shutdown()
@@ -99,11 +99,12 @@ def run_on_cluster(configs: Iterable[ConvConfig], settings: RunSettings, address
 
 class _ActorPool:
     """One `_Worker` actor per CPU of the cluster. A worker that dies or runs past the limit is killed, costs its
-    task (`lose_task`) and is replaced by a new one, which gets work once it is set up."""
+    task (`lose_task`) and is replaced by a new one, which gets work once it is set up; so is one that has run
+    `recycle_tasks` tasks."""
 
     def __init__(self, ray, case_fn: str, settings: RunSettings, slots: int,
                  on_result: Callable[[CaseResult], None], time_limit: float | None,
-                 skip: Callable[[str], bool] | None):
+                 skip: Callable[[str], bool] | None, recycle_tasks: int | None = None):
         self.ray, self.case_fn, self.settings, self.slots = ray, case_fn, settings, slots
         self.on_result, self.time_limit, self.skip = on_result, time_limit, skip
         self.actor = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(_Worker)
@@ -112,6 +113,8 @@ class _ActorPool:
         self.idle: list = []
         self.running: dict = {}  # ref -> (actor, task, when a set-up actor took it)
         self.failed_starts = 0
+        self.recycle_tasks = recycle_tasks
+        self.done: dict = {}  # actor -> tasks it finished
 
     def run(self, tasks: Iterable[Task]) -> None:
         self.pending.extend(tasks)
@@ -172,7 +175,13 @@ class _ActorPool:
                          f"{str(e).strip().splitlines()[0][:200]}); run it alone with `python -m harness run`",
                          type(e).__name__)
             return
-        self.idle.append(worker)
+        done = self.done.pop(worker, 0) + 1
+        if self.recycle_tasks and done >= self.recycle_tasks:  # retired between two tasks
+            self.ray.kill(worker, no_restart=True)
+            self._start()
+        else:
+            self.done[worker] = done
+            self.idle.append(worker)
         for line in lines:
             self.on_result(_parse(line))
 

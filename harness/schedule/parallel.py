@@ -169,6 +169,7 @@ class _Worker:
         self.process.start()
         child.close()
         self.task: Task | None = None
+        self.done = 0  # tasks finished
         self.started = 0.0  # time.monotonic() when the task was sent
         self.ready = False
 
@@ -190,13 +191,15 @@ class WorkerPool:
     """Worker processes that run tasks from a queue and survive each other's crashes.
 
     A worker that dies in a task, or runs past `time_limit`, costs that task (`lose_task`) and is replaced;
-    one whose resident memory after a task is above `recycle_rss` is retired and replaced between tasks.
+    one whose resident memory after a task is above `recycle_rss`, or that has run `recycle_tasks` tasks, is
+    retired and replaced between tasks.
     """
 
     def __init__(self, case_fn: str, settings: RunSettings, jobs: int, on_result: Callable[[CaseResult], None],
                  time_limit: float | None = None, recycle_rss: int | None = None, stats: WorkerStats | None = None,
-                 skip: Callable[[str], bool] | None = None):
+                 skip: Callable[[str], bool] | None = None, recycle_tasks: int | None = None):
         self.ctx = _context(case_fn)
+        self.recycle_tasks = recycle_tasks
         self.case_fn, self.settings, self.jobs, self.on_result = case_fn, settings, jobs, on_result
         self.time_limit, self.recycle_rss, self.skip = time_limit, recycle_rss, skip
         self.stats = stats if stats is not None else WorkerStats()
@@ -272,8 +275,9 @@ class WorkerPool:
                 for line in lines:
                     self.on_result(CaseResult.from_dict(json.loads(line)))
                 self.stats.rss_after_case.append(rss)
-                w.task = None
-                if self.recycle_rss and rss > self.recycle_rss:  # retire it now, between two cases
+                w.task, w.done = None, w.done + 1
+                if (self.recycle_rss and rss > self.recycle_rss) or (self.recycle_tasks and w.done >= self.recycle_tasks):
+                    # retire it now, between two cases
                     self.stats.recycled += 1
                     w.stop()
                     self._replace(w)
@@ -313,6 +317,7 @@ def run_parallel(
     pack: int = 1,
     tasks: Iterable[Task] | None = None,
     skip: Callable[[str], bool] | None = None,
+    recycle_tasks: int | None = None,
 ) -> None:
     """Run every config on `jobs` workers (`WorkerPool`); call `on_result` as each finishes.
 
@@ -321,9 +326,11 @@ def run_parallel(
     (harness.schedule.packing; 1: every case alone); a pack whose worker dies or hangs costs no case: each of
     its cases is queued again, alone. `tasks` (instead of `configs`): each with its own fault, so one set of
     workers serves many canaries or mutants; a pending task whose canary `skip` names is dropped.
+    `recycle_tasks`: a worker is replaced after that many tasks (a mutation campaign's workers slow down as they
+    load mutant after mutant: harness/policy/limits.py).
     """
     from harness.schedule.packing import form_packs
 
     if tasks is None:
         tasks = [Task(tuple(c.descriptor for c in t)) for t in form_packs(list(configs), settings.target, pack)]
-    WorkerPool(case_fn, settings, jobs, on_result, time_limit, recycle_rss, stats, skip).run(tasks)
+    WorkerPool(case_fn, settings, jobs, on_result, time_limit, recycle_rss, stats, skip, recycle_tasks).run(tasks)

@@ -43,3 +43,17 @@ def test_a_cluster_sweep_equals_a_local_one_case_by_case(tmp_path):
     assert [r.descriptor for r in cluster.results] == [r.descriptor for r in local.results]
     for a, b in zip(local.results, cluster.results):
         assert (a.outcome, a.metrics, a.tosa_ops, a.reason) == (b.outcome, b.metrics, b.tosa_ops, b.reason), a.descriptor
+
+
+@pytest.mark.processes
+def test_a_cluster_worker_is_replaced_after_its_task_budget_and_no_case_is_lost():
+    from harness.config import parse_descriptor
+    from harness.run.settings import RunSettings
+    from harness.schedule.cluster import run_on_cluster
+
+    configs = [parse_descriptor(f"conv2d_ic{ic}_oc4_i8x8_k3") for ic in range(1, 9)]
+    seen = []
+    run_on_cluster(configs, RunSettings(), "local", 2, seen.append, "tests.leaking_case:run_case", recycle_tasks=3)
+    assert sorted(r.descriptor for r in seen) == sorted(c.descriptor for c in configs)
+    assert all(r.outcome is Outcome.PASS for r in seen)
+    assert max(r.metrics["leaked"] for r in seen) <= 3  # no actor ran more than its budget

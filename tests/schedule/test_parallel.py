@@ -92,3 +92,19 @@ def test_a_worker_whose_memory_grows_past_the_limit_is_recycled():
     assert stats.recycled >= 2 and len(stats.startup_s) >= 2 and stats.start_method == "forkserver"
     assert max(r.metrics["leaked"] for r in seen) < len(configs)  # no worker ran them all
     assert all(rss > 0 for rss in stats.rss_after_case)
+
+
+@pytest.mark.processes
+def test_a_worker_is_replaced_after_its_task_budget_and_no_case_is_lost():
+    """A mutation campaign's workers slow as they load mutant after mutant: each is replaced after a number of
+    tasks (harness/policy/limits.py MUTANT_WORKER_TASKS), between two tasks, so every case still runs once."""
+    from harness.schedule.parallel import WorkerStats
+
+    configs = [parse_descriptor(f"conv2d_ic{ic}_oc4_i8x8_k3") for ic in range(1, 9)]
+    seen, stats = [], WorkerStats()
+    run_parallel(configs, RunSettings(), 2, seen.append, case_fn="tests.leaking_case:run_case", recycle_tasks=3,
+                 stats=stats)
+    assert sorted(r.descriptor for r in seen) == sorted(c.descriptor for c in configs)
+    assert all(r.outcome is Outcome.PASS for r in seen)
+    assert stats.recycled >= 2 and len(stats.startup_s) >= 3
+    assert max(r.metrics["leaked"] for r in seen) <= 3  # no worker ran more than its budget
