@@ -29,7 +29,7 @@ from typing import Callable, Iterable
 from harness.config import ConfigError, ConvConfig
 from harness.results.case_result import CaseResult
 from harness.run.settings import RunSettings
-from harness.schedule.parallel import Task, lose_task, task_runner
+from harness.schedule.parallel import Task, lose_task, usable_runner
 
 
 def _ray():
@@ -53,16 +53,7 @@ class _Worker:
     time limit) starts when a set-up worker takes it, never while torch and ExecuTorch import."""
 
     def __init__(self, case_fn: str):
-        from harness.blame import BackendImportError, backend_import_error
-
-        self.unusable = ""
-        try:
-            self.run_task = task_runner(case_fn)
-        except (BackendImportError, ImportError) as e:  # no case can run here: the driver stops with this line
-            found = e if isinstance(e, BackendImportError) else backend_import_error(e)
-            if found is None:
-                raise
-            self.unusable = str(found)
+        self.run_task, self.unusable = usable_runner(case_fn)  # unusable: the driver stops with this line
 
     def ready(self) -> str:
         return self.unusable
@@ -124,7 +115,9 @@ class _ActorPool:
             while self.pending or self.running:
                 self._dispatch()
                 if not self.running and not self.starting:
-                    break  # every task left was skipped
+                    if not self.pending:
+                        break  # every task left was skipped
+                    self._start()  # never leave a pending task without a worker to take it
                 done, _ = self.ray.wait(list(self.running) + list(self.starting), num_returns=1, timeout=1.0)
                 for ref in done:
                     if ref in self.starting:

@@ -90,6 +90,20 @@ def lose_task(task: Task, pending: deque, on_result: Callable[[CaseResult], None
         on_result(lost_case(task.descriptors[0], settings.with_canary(task.canary), reason, error_type))
 
 
+def usable_runner(case_fn: str) -> tuple[Callable[[Task, RunSettings], list[str]] | None, str]:
+    """`task_runner(case_fn)`, or (None, why) when this process cannot import the backend: every case would fail
+    alike, so a worker (local or a Ray actor) says so once and the run stops with that line."""
+    from harness.blame import BackendImportError, backend_import_error
+
+    try:
+        return task_runner(case_fn), ""
+    except (BackendImportError, ImportError) as e:
+        found = e if isinstance(e, BackendImportError) else backend_import_error(e)
+        if found is None:
+            raise
+        return None, str(found)
+
+
 @functools.lru_cache(maxsize=None)
 def task_runner(case_fn: str) -> Callable[[Task, RunSettings], list[str]]:
     """Runs one task in this process: a pack through the case function's module's `run_pack`
@@ -138,20 +152,14 @@ def _thread_lock_for_tqdm() -> None:
 def _worker_main(conn, case_fn: str, settings: RunSettings) -> None:
     import signal
 
-    from harness.blame import BackendImportError, backend_import_error
-
     # Ctrl-C reaches the whole process group; the parent owns it (it records what finished and kills busy
     # workers), so a worker neither prints a traceback nor dies as a lost case before the parent sees it
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _thread_lock_for_tqdm()
 
-    try:
-        run_task = task_runner(case_fn)
-    except (BackendImportError, ImportError) as e:  # no case can run here: the parent stops the run with this line
-        found = e if isinstance(e, BackendImportError) else backend_import_error(e)
-        if found is None:
-            raise
-        conn.send(("unusable", str(found)))
+    run_task, unusable = usable_runner(case_fn)
+    if unusable:  # no case can run here: the parent stops the run with this line
+        conn.send(("unusable", unusable))
         return
     conn.send(("ready", rss_bytes()))
     while True:

@@ -30,5 +30,8 @@ def test_a_cluster_campaign_reaches_the_local_verdicts(tmp_path):
     assert len(local.mutants) == len(names) and "killed" in {m.status for m in local.mutants}
     killed = [m for m in cluster.mutants if m.status == "killed"]
     assert all("_g4_" in m.killed_by and m.outcome and m.cases_run >= 1 for m in killed)
+    # why they died: the backend's failure, never the cluster's (a timeout or a lost worker kills a mutant too)
+    assert not any(m.outcome == "runner_error" or m.reason.startswith(("timeout", "the cluster lost"))
+                   for m in cluster.mutants), [(m.name, m.reason[:80]) for m in cluster.mutants]
     trace = [json.loads((tmp_path / run / "trace-smoke.json").read_text()) for run in ("local", "cluster")]
     assert trace[0]["trace"] == trace[1]["trace"] and trace[0]["outputs"] == trace[1]["outputs"]
