@@ -43,17 +43,36 @@ def _captured_stdio(sink):
         os.close(saved[1])
 
 
-@contextmanager
-def _without_debugger(empty_dir: str):
-    """Hide gdb while the model runs.
+def _stand_in_debugger() -> tempfile.TemporaryDirectory:
+    """A directory whose only program is a `gdb` that exits at once (`/bin/true`, or a two-line script).
 
     On a graph it refuses, the reference model forks a child that attaches gdb
     to print a backtrace (`execlp("gdb", ...)`): 4-7 s per refused case, and
-    the backtrace says nothing about the graph. With PATH pointing at an
-    empty directory the exec fails at once; the model's own message remains.
+    the backtrace says nothing about the graph. The child must *exec*: if
+    the exec fails it calls `exit(1)`, which runs every exit handler of the
+    forked process, and one of them can hang for ever (seen: Ray's
+    `_raylet.so`, loaded by an earlier in-process cluster run, waits in its
+    thread pool's destructor for threads the fork did not copy; the case,
+    and a CI run with it, never ended). A stand-in gdb makes the exec
+    succeed and exit without running any of them.
     """
+    folder = tempfile.TemporaryDirectory(prefix="tosa-ref-no-gdb-")
+    gdb = os.path.join(folder.name, "gdb")
+    true = next((p for p in ("/bin/true", "/usr/bin/true") if os.access(p, os.X_OK)), None)
+    if true:
+        os.symlink(true, gdb)
+    else:  # pragma: no cover - every Linux has coreutils' true
+        with open(gdb, "w") as f:
+            f.write("#!/bin/sh\nexit 0\n")
+        os.chmod(gdb, 0o755)
+    return folder
+
+
+@contextmanager
+def _without_debugger(folder: str):
+    """PATH is `folder` (the stand-in gdb only) while the model runs."""
     saved = os.environ.get("PATH")
-    os.environ["PATH"] = empty_dir
+    os.environ["PATH"] = folder
     try:
         yield
     finally:
@@ -107,8 +126,7 @@ class TosaReferenceRunner:
 
     def __init__(self) -> None:
         self._sink = tempfile.TemporaryFile(mode="w+b")
-        self._empty = tempfile.TemporaryDirectory(prefix="tosa-ref-no-gdb-")
-        self._empty_dir = self._empty.name
+        self._no_gdb = _stand_in_debugger()
 
     def available(self, family: str = "tosa") -> Availability:
         try:
@@ -140,7 +158,7 @@ class TosaReferenceRunner:
             except ShapeError as e:
                 raise RunnerError(f"cannot resolve the graph's dynamic shapes for inputs {[a.shape for a in arrays]}: {e}") from None
             summary = read_tosa(buffer)
-        with _captured_stdio(self._sink), _without_debugger(self._empty_dir):
+        with _captured_stdio(self._sink), _without_debugger(self._no_gdb.name):
             outputs, status, error = _run_isolated(buffer, arrays)
         if error:  # the binding raises on graphs it cannot even build, or the model crashed
             raise RunnerError(f"reference model {error}: {self._log_tail()}")

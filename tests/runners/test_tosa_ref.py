@@ -1,0 +1,43 @@
+"""The TOSA reference model on a graph it refuses: its verdict, in a process whatever else that process has loaded."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+# A process whose exit handlers must never run in the model's children: one that appends to MARK, as a library's
+# static destructor would (Ray's `_raylet.so` hangs there for ever once a cluster ran in the process).
+SCRIPT = """
+import ctypes, os, sys
+MARK = sys.argv[1]
+@ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+def on_exit(_):
+    fd = os.open(MARK, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    os.write(fd, b"exit handler ran in pid %d\\n" % os.getpid())
+    os.close(fd)
+ctypes.CDLL(None).__cxa_atexit(on_exit, None, None)  # atexit() itself is not exported
+from harness.config import parse_descriptor
+from harness.run.execute import run_case
+r = run_case(parse_descriptor(sys.argv[2]), canary="pad-off-by-one")
+print(r.outcome.value, "|", r.reason.splitlines()[0] if r.reason else "", flush=True)
+os._exit(0)  # this process's own handlers are not the point
+"""
+
+
+@pytest.mark.lowering
+def test_a_refused_graph_never_runs_the_exit_handlers_of_the_process_that_ran_it(tmp_path):
+    """The model forks a child to print a backtrace with gdb; that child must exec our stand-in gdb, never fall
+    back to `exit()` (which runs every loaded library's exit handlers in a copy of a process without its threads)."""
+    from tests.canary_cases import FIRST_CATCHING_SMOKE_CASE
+
+    mark = tmp_path / "exit-handlers"
+    done = subprocess.run([sys.executable, "-c", SCRIPT, str(mark), FIRST_CATCHING_SMOKE_CASE["pad-off-by-one"]],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    outcome, reason = done.stdout.strip().splitlines()[-1].split(" | ", 1)
+    # a negative pad: the model refuses the graph (its backtrace child runs) and says why in its own words
+    assert outcome == "runner_error", (outcome, reason)
+    assert "refused the graph" in reason and "pad is smaller than zero" in reason, reason
+    assert not mark.exists(), mark.read_text()
