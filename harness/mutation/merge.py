@@ -15,6 +15,7 @@ set, mutant by mutant:
 
 The pieces must be of the same tier, modules and ExecuTorch (their `versions` less the harness's own commit,
 which each piece keeps in `pieces`); the case sets should not overlap (a case in two pieces is counted twice).
+A merged report is a piece like any other (a campaign grows one piece at a time): its own `pieces` are carried on.
 """
 
 from __future__ import annotations
@@ -27,10 +28,18 @@ from harness.config import ConfigError
 from harness.mutation.run import MutantResult, MutationReport, mark_equivalents
 
 HARNESS_KEYS = ("harness", "harness-commit")  # what may differ between pieces: not what a verdict depends on
+PROVENANCE_KEYS = (*HARNESS_KEYS, "pieces")  # a merged report's list of the runs it was made of
 
 
 def _versions(report: dict) -> dict:
-    return {k: v for k, v in report["versions"].items() if k not in HARNESS_KEYS}
+    return {k: v for k, v in report["versions"].items() if k not in PROVENANCE_KEYS}
+
+
+def _provenance(path: Path, data: dict) -> list[dict]:
+    """The runs a piece stands for: itself, or the pieces it was merged from."""
+    return data["versions"].get("pieces") or [
+        {"report": str(path), "harness-commit": data["versions"].get("harness-commit", ""),
+         "wall_s": data.get("wall_s", 0.0), "mutants": len(data["mutants"])}]
 
 
 def load(path: Path) -> dict:
@@ -109,8 +118,7 @@ def merge(paths: list[Path]) -> tuple[MutationReport, list[str]]:
             by_name.setdefault(row["name"], []).append(_row(row))
     undecided = [n for n in dict.fromkeys(n for data in pieces for n in data.get("undecided", [])) if n not in by_name]
     report = MutationReport(base["tier"], modules, _versions(base) | {"pieces": [
-        {"report": str(p), "harness-commit": d["versions"].get("harness-commit", ""), "wall_s": d.get("wall_s", 0.0),
-         "mutants": len(d["mutants"])} for p, d in zip(paths, pieces)]},
+        run for p, d in zip(paths, pieces) for run in _provenance(p, d)]},
         wall_s=round(sum(d.get("wall_s", 0.0) for d in pieces), 1), fraction=base.get("fraction", 1.0),
         seed=base.get("seed", 0), not_green=sorted({c for d in pieces for c in d.get("not_green", [])}))
     report.mutants = [combine(rows) for rows in by_name.values()]

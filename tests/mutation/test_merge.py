@@ -100,3 +100,17 @@ def test_a_stopped_runs_journal_is_a_piece_its_begun_mutants_undecided(tmp_path)
     (tmp_path / "x.jsonl").write_text("not json\n")
     with pytest.raises(ConfigError, match="invalid mutation journal .*x.jsonl"):
         merge([tmp_path / "report.json", tmp_path / "x.jsonl"])
+
+
+def test_a_merged_report_merges_again_and_keeps_the_runs_it_was_made_of(tmp_path):
+    from harness.mutation.render import write
+
+    rows = json.loads(REPORT.read_text())["mutants"]
+    first, _ = merge(_pieces(tmp_path, rows[:1], rows[1:2]))
+    write(first, tmp_path / "merged")
+    later = tmp_path / "later.json"
+    later.write_text(json.dumps({**json.loads(REPORT.read_text()), "mutants": rows[2:3], "undecided": []}))
+    report, undecided = merge([tmp_path / "merged" / "mutation.json", later])
+    assert [m.name for m in report.mutants] == [r["name"] for r in rows[:3]] and not undecided
+    assert [p["report"] for p in report.versions["pieces"]] == [str(tmp_path / "p0.json"), str(tmp_path / "p1.json"),
+                                                                str(later)]
