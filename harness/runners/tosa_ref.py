@@ -14,13 +14,16 @@ import faulthandler
 import functools
 import os
 import pickle
+import select
 import signal
 import tempfile
+import time
 from contextlib import contextmanager
 
 import numpy as np
 import torch
 
+from harness.policy.limits import REFERENCE_MODEL_TIME_LIMIT_S
 from harness.runners.base import Availability, RunnerError
 from harness.runners.delegates import feed, results, run_program
 from harness.tosa.graph import read_tosa
@@ -82,13 +85,17 @@ def _without_debugger(folder: str):
             os.environ["PATH"] = saved
 
 
-def _run_isolated(buffer: bytes, feed: list[np.ndarray]) -> tuple[list[np.ndarray], str, str]:
+def _run_isolated(buffer: bytes, feed: list[np.ndarray],
+                  time_limit: float = REFERENCE_MODEL_TIME_LIMIT_S) -> tuple[list[np.ndarray], str, str]:
     """The reference model on `buffer` in a forked child: (outputs, status, error).
 
     The model can crash the process on a graph it should refuse (seen: a
     bf16 TRANSPOSE_CONV2D inside a COND_IF branch, SIGSEGV). In a child, a
     crash costs this run only and becomes a runner error instead of killing a
     pytest session. fork() shares the loaded model copy-on-write (about 5 ms).
+    The child leads its own process group, which the model's own children
+    join: past `time_limit`, or once the child is gone, the group is killed,
+    so nothing the model started outlives the run holding our pipes open.
     """
     import tosa_reference_model as reference_model
 
@@ -96,6 +103,7 @@ def _run_isolated(buffer: bytes, feed: list[np.ndarray]) -> tuple[list[np.ndarra
     pid = os.fork()
     if pid == 0:  # child: run, send the result, leave without any cleanup handlers
         try:
+            os.setpgid(0, 0)
             faulthandler.disable()  # a crash is reported by its signal; no Python traceback dump
             os.close(read_end)
             try:
@@ -108,15 +116,51 @@ def _run_isolated(buffer: bytes, feed: list[np.ndarray]) -> tuple[list[np.ndarra
         finally:
             os._exit(0)
     os.close(write_end)
-    with os.fdopen(read_end, "rb") as pipe:
-        payload = pipe.read()
-    _, wait_status = os.waitpid(pid, 0)
+    try:
+        os.setpgid(pid, pid)  # as the child does: whichever runs first
+    except OSError:  # the child already did, or is already gone
+        pass
+    try:
+        payload, finished = _collect(read_end, pid, time.monotonic() + time_limit)
+    finally:
+        os.close(read_end)
+        try:  # the child is at most a zombie here, so its group id cannot belong to anyone else yet
+            os.killpg(pid, signal.SIGKILL)  # whatever the model left behind, or the hung child itself
+        except (ProcessLookupError, PermissionError):
+            pass
+        _, wait_status = os.waitpid(pid, 0)
+    if not finished:
+        return [], "", f"did not finish within {time_limit:.0f} s (killed, with the processes it started)"
     if os.WIFSIGNALED(wait_status):
         signal_number = os.WTERMSIG(wait_status)
         return [], "", f"crashed (signal {signal_number}, {signal.Signals(signal_number).name})"
     if not payload:
         return [], "", f"child exited with status {os.waitstatus_to_exitcode(wait_status)} and no result"
     return pickle.loads(payload)
+
+
+def _collect(fd: int, pid: int, deadline: float) -> tuple[bytes, bool]:
+    """What the child sends on `fd`, and whether it exited before `deadline` (it is left unreaped)."""
+    chunks: list[bytes] = []
+    poller = select.poll()  # not select.select: a busy worker's descriptors can pass its 1,024 limit
+    poller.register(fd, select.POLLIN)
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return b"".join(chunks), False
+        if poller.poll(min(remaining, 0.2) * 1000):
+            chunk = os.read(fd, 1 << 20)
+            if chunk:
+                chunks.append(chunk)
+                continue
+        if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+            break
+    while poller.poll(0):  # the child is gone: what it wrote is all in the pipe
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks), True
 
 
 class TosaReferenceRunner:

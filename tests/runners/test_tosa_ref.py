@@ -41,3 +41,50 @@ def test_a_refused_graph_never_runs_the_exit_handlers_of_the_process_that_ran_it
     assert outcome == "runner_error", (outcome, reason)
     assert "refused the graph" in reason and "pad is smaller than zero" in reason, reason
     assert not mark.exists(), mark.read_text()
+
+
+def _hangs_with_a_child(buffer, feed):
+    """A model that starts a process of its own and never returns (as the backtrace child did under Ray)."""
+    import os
+    import time
+
+    grandchild = os.fork()
+    if grandchild == 0:
+        time.sleep(3600)
+        os._exit(0)
+    with open(os.environ["HANG_PIDS"], "w") as f:
+        f.write(f"{os.getpid()} {grandchild}")
+    os.waitpid(grandchild, 0)
+
+
+def test_a_hung_model_is_killed_with_its_children_at_the_time_limit(tmp_path, monkeypatch):
+    """Nothing the model started may outlive the run: a surviving child holds the worker's pipes open, and pytest-xdist
+    then waits for ever on a worker already gone (how the CI run that this guards against never ended)."""
+    import os
+    import time
+
+    import numpy as np
+    import tosa_reference_model
+
+    from harness.runners.tosa_ref import _run_isolated
+
+    pids = tmp_path / "pids"
+    monkeypatch.setenv("HANG_PIDS", str(pids))
+    monkeypatch.setattr(tosa_reference_model, "run", _hangs_with_a_child)
+    start = time.monotonic()
+    outputs, status, error = _run_isolated(b"", [np.zeros(1)], time_limit=2.0)
+    assert 2.0 <= time.monotonic() - start < 10.0
+    assert (outputs, status) == ([], "") and error == "did not finish within 2 s (killed, with the processes it started)"
+    def alive(pid: int) -> bool:  # a zombie waiting for init to reap it is dead
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                return not f.read().rsplit(") ", 1)[1].startswith(("Z", "X"))
+        except FileNotFoundError:
+            return False
+
+    for pid in map(int, pids.read_text().split()):  # SIGKILL is sent; its delivery takes a moment
+        for _ in range(50):
+            if not alive(pid):
+                break
+            time.sleep(0.1)
+        assert not alive(pid), f"pid {pid} outlived the run"
