@@ -57,6 +57,15 @@ def _hangs_with_a_child(buffer, feed):
     os.waitpid(grandchild, 0)
 
 
+def _alive(pid: int) -> bool:
+    """Whether `pid` runs: a zombie waiting for init to reap it is dead."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return not f.read().rsplit(") ", 1)[1].startswith(("Z", "X"))
+    except FileNotFoundError:
+        return False
+
+
 def test_a_hung_model_is_killed_with_its_children_at_the_time_limit(tmp_path, monkeypatch):
     """Nothing the model started may outlive the run: a surviving child holds the worker's pipes open, and pytest-xdist
     then waits for ever on a worker already gone (how the CI run that this guards against never ended)."""
@@ -75,16 +84,18 @@ def test_a_hung_model_is_killed_with_its_children_at_the_time_limit(tmp_path, mo
     outputs, status, error = _run_isolated(b"", [np.zeros(1)], time_limit=2.0)
     assert 2.0 <= time.monotonic() - start < 10.0
     assert (outputs, status) == ([], "") and error == "did not finish within 2 s (killed, with the processes it started)"
-    def alive(pid: int) -> bool:  # a zombie waiting for init to reap it is dead
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                return not f.read().rsplit(") ", 1)[1].startswith(("Z", "X"))
-        except FileNotFoundError:
-            return False
-
     for pid in map(int, pids.read_text().split()):  # SIGKILL is sent; its delivery takes a moment
         for _ in range(50):
-            if not alive(pid):
+            if not _alive(pid):
                 break
             time.sleep(0.1)
-        assert not alive(pid), f"pid {pid} outlived the run"
+        assert not _alive(pid), f"pid {pid} outlived the run"
+
+
+def test_the_model_time_limit_ends_a_run_before_pytest_timeout_ends_its_worker(pytestconfig):
+    """pytest-timeout ends the worker with the model's processes alive (nothing kills their group): ours must come
+    first, with room for the lowering that precedes the run."""
+    from harness.policy.limits import CASE_TIME_LIMIT_S, REFERENCE_MODEL_TIME_LIMIT_S
+
+    assert REFERENCE_MODEL_TIME_LIMIT_S < float(pytestconfig.getini("timeout"))
+    assert REFERENCE_MODEL_TIME_LIMIT_S >= CASE_TIME_LIMIT_S["nightly"]  # never cuts a nightly case short
