@@ -84,7 +84,11 @@ def backend_import_error(e: ImportError) -> "BackendImportError | None":
 def describe_import_error(e: ImportError) -> str:
     """One line for an ExecuTorch that cannot be imported: what is missing, and from which module's import."""
     where = harness_module(raising_frame(e.__traceback__)) or _module_of(raising_frame(e.__traceback__))
-    return f"cannot import what the harness needs of ExecuTorch ({type(e).__name__}: {e}; imported by {where})"
+    line = f"cannot import what the harness needs of ExecuTorch ({type(e).__name__}: {e}; imported by {where})"
+    if str(getattr(e, "path", "") or "").endswith(".so") or ".so)" in str(e):
+        line += ("; the tree's Python needs compiled parts the installed ExecuTorch lacks: build them in the tree "
+                 "(`pip install -e .` there) and run the harness in that environment")
+    return line
 
 
 def _module_of(filename: str | None) -> str:

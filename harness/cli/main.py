@@ -39,13 +39,16 @@ def parser() -> tuple[argparse.ArgumentParser, dict]:
 def use_executorch(spec: str) -> None:
     """Build the overlay `--executorch` names and put it first on the import path (this process and its workers)."""
     from harness.expectations.commits import named_commits
-    from harness.overlays import activate, resolve
+    from harness.overlays import activate, marker, origin_line, resolve
 
     overlay = resolve(spec, commits=named_commits())
     activate(overlay)
     if overlay.path is not None:
         print(f"harness: executorch {overlay.label} ({overlay.kind}"
               + (f", built in {overlay.seconds:.1f} s" if not overlay.reused else "") + ")", file=sys.stderr)
+        origin = origin_line(marker())
+        if origin:
+            print(f"harness: {origin}", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -134,7 +134,10 @@ def _executorch_tree() -> dict[str, str]:
         return {}
     commit = m.get("commit", "")
     return {"executorch-tree": f"{m.get('source', '?')}@{commit[:12]}{'+dirty' if m.get('dirty') else ''}",
-            "executorch-tree-version": m.get("version", "")}
+            "executorch-tree-version": m.get("version", ""),
+            # 'tree': exir, the passes and serializers were the tree's own; 'installed X': only parts of the tree
+            "executorch-core": m.get("core", f"installed {m.get('compiled_from', '?')}"),
+            "executorch-compiled": m.get("compiled_from", "")}
 
 
 def _executorch_git() -> str:

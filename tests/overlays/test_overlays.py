@@ -135,3 +135,38 @@ def test_a_sweep_on_a_tree_that_cannot_import_stops_with_one_line_and_records_no
 
     with History(db) as h:
         assert h.summaries() == []
+
+
+def test_a_source_tree_runs_on_its_own_core_over_the_installed_compiled_parts(tmp_path):
+    """exir, the passes and serializers come from the tree (a change to its exir is what imports); the compiled
+    parts from the installed wheel; the marker and its one line say so."""
+    from tests import executorch_tree as et
+
+    repo = tmp_path / "executorch"
+    repo.mkdir()
+    et.make(repo, version="1.7.0")
+    init = repo / "exir" / "__init__.py"
+    init.write_text(init.read_text() + "\nHARNESS_OWN_CORE_PROBE = 'from the tree'\n")
+    head = et.commit(repo, "a change to the tree's exir")
+    o = overlays.resolve(f"{repo}@{head}", tmp_path / "cache")
+    package = o.path / "executorch"
+    marker = json.loads((package / overlays.MARKER).read_text())
+    assert marker["core"] == "tree" and "exir" in marker["from_tree"] and marker["compiled_from"] == overlays.installed_version()
+    assert not (package / "exir").is_symlink() and (package / "version.py").read_text().startswith(
+        "__version__ = '1.7.0'")
+    compiled = [p for p in (package / "extension" / "pybindings").iterdir() if p.name.endswith(".so")]
+    assert compiled and all(p.is_symlink() for p in compiled)
+    assert overlays.origin_line(marker).startswith("its own Python core from the tree")
+    probe = subprocess.run([sys.executable, "-c", "import executorch.exir as e, executorch.version as v; "
+                            "print(e.HARNESS_OWN_CORE_PROBE, v.__version__)"], capture_output=True, text=True,
+                           env=dict(os.environ, PYTHONPATH=str(o.path)))
+    assert probe.stdout.strip() == "from the tree 1.7.0", probe.stderr[-1000:]
+
+
+def test_a_tree_without_the_package_layout_says_its_core_is_the_installed_one(checkout, tmp_path):
+    repo, commits = checkout
+    o = overlays.resolve(f"{repo}@{commits['first']}", tmp_path)
+    marker = json.loads((o.path / "executorch" / overlays.MARKER).read_text())
+    assert marker["core"] == f"installed {overlays.installed_version()}" and marker["from_tree"] == ["backends/arm"]
+    assert "not its own core" in overlays.origin_line(marker)
+    assert (o.path / "executorch" / "backends" / "transforms").is_symlink()

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.descriptor import ConfigError
+from harness.overlays import sources
 
 PACKAGE = "executorch"
 MARKER = "harness-overlay.json"
@@ -146,30 +147,111 @@ def ancestors(repo: Path, rev: str, commits: tuple[str, ...]) -> dict[str, bool]
     return out
 
 
-def build(sources: Path, into: Path, facts: dict, installed: Path | None = None) -> Path:
-    """An overlay (an import-path entry) of the installed package with `sources` (a backends/arm tree) as its
-    Arm backend, made afresh in `into`; `facts` go into its marker."""
+def _write_files(package: Path, files: dict[str, str], contents: dict[str, bytes] | None) -> None:
+    for rel, source in files.items():
+        dest = package / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if contents is None:
+            shutil.copyfile(source, dest)
+        else:
+            dest.write_bytes(contents[source])
+
+
+def _covered(rel: str, roots: tuple[str, ...]) -> str:
+    """'all' when `rel` lies in a folder that comes from the tree, 'part' when such a folder lies in it."""
+    if any(rel == r or rel.startswith(r + "/") for r in roots):
+        return "all"
+    return "part" if any(r.startswith(rel + "/") for r in roots) else ""
+
+
+def _lay_installed(installed: Path, package: Path, roots: tuple[str, ...], rel: str = "") -> int:
+    """Link into `package` what the tree does not give: whole folders it has nothing of, and inside its own
+    folders the compiled parts and data (not Python) it lacks. Returns how many compiled files were linked."""
+    linked = 0
+    for entry in sorted((installed / rel).iterdir() if rel else installed.iterdir()):
+        name = f"{rel}/{entry.name}" if rel else entry.name
+        if entry.name in ("__pycache__", MARKER) or name in ("__init__.py",):
+            continue
+        dest = package / name
+        cover = _covered(name, roots)
+        if not cover:
+            if not dest.exists() and not (name == "version.py" and dest.exists()):
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                dest.symlink_to(entry)
+        elif entry.is_dir():
+            dest.mkdir(parents=True, exist_ok=True)
+            linked += _lay_installed(installed, package, roots, name)
+        elif cover == "all" and not dest.exists() and not sources.is_package_file(name) \
+                and not name.endswith(".pyc"):
+            dest.symlink_to(entry)
+            linked += 1
+    return linked
+
+
+def build_tree(found: sources.PackageFiles, contents: dict[str, bytes] | None, into: Path, facts: dict,
+               installed: Path | None = None) -> Path:
+    """An overlay (an import-path entry) made afresh in `into`: the tree's package files (`found`; `contents`
+    holds them for a commit, None copies them from a working tree), and from the installed package its compiled
+    parts and whatever the tree has no folder for; `facts` go into its marker."""
     installed = installed or installed_package()
     shutil.rmtree(into, ignore_errors=True)
     package = into / PACKAGE
-    (package / "backends").mkdir(parents=True)
+    package.mkdir(parents=True)
+    _write_files(package, found.files, contents)
     (package / "__init__.py").write_text("")  # a regular package: nothing resolves to the installed copy
-    for entry in installed.iterdir():
-        if entry.name not in ("backends", "__init__.py", "__pycache__", MARKER):
-            (package / entry.name).symlink_to(entry)
-    for entry in (installed / "backends").iterdir():
-        if entry.name not in ("arm", "__pycache__"):
-            (package / "backends" / entry.name).symlink_to(entry)
-    shutil.copytree(sources, package / ARM, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    (package / MARKER).write_text(json.dumps({"kind": "tree", "installed": str(installed), **facts}))
+    if found.own_core:  # the wheel generates version.py; the tree's is its version.txt and commit
+        (package / "version.py").write_text(f"__version__ = {facts.get('version') or '0.0.0'!r}\n"
+                                            f"git_version = {facts.get('commit', '')!r}\n")
+    compiled = _lay_installed(installed, package, found.roots)
+    from_installed = installed_version_at(installed)
+    core = "tree" if found.own_core else f"installed {from_installed}"
+    (package / MARKER).write_text(json.dumps({
+        "kind": "tree", "installed": str(installed), **facts, "core": core, "from_tree": list(found.roots),
+        "files": len(found.files), "compiled_from": from_installed, "compiled_files": compiled}))
     return into
+
+
+def installed_version_at(installed: Path) -> str:
+    """The release of the installed package at `installed` (its dist-info beside it), or the running one's."""
+    for info in installed.parent.glob(f"{PACKAGE}-*.dist-info"):
+        return info.name[len(PACKAGE) + 1:-len(".dist-info")]
+    return installed_version()
+
+
+def origin_line(marker: dict) -> str:
+    """One line: what of an overlay came from the tree and what from the installed release."""
+    if marker.get("kind") != "tree":
+        return ""
+    roots = marker.get("from_tree", [])
+    if str(marker.get("core", "")).startswith("installed"):
+        return (f"{', '.join(roots)} from the tree ({marker.get('files', 0)} files); exir, the passes and the "
+                f"serializers from the {marker['core']} (the tree has no src/executorch: not its own core)")
+    return (f"its own Python core from the tree ({marker.get('files', 0)} files: {', '.join(roots)}); "
+            f"{marker.get('compiled_files', 0)} compiled files from the installed {marker.get('compiled_from')}")
+
+
+def build_commit(repo: Path, commit: str, into: Path, facts: dict) -> Path:
+    """The overlay of `commit` of `repo`, read from git without a checkout (partial and blobless clones work)."""
+    installed = installed_package()
+    found, contents = sources.at_commit(repo, commit, _top_names(installed))
+    return build_tree(found, contents, into, facts, installed)
+
+
+def build_working(top: Path, into: Path, facts: dict) -> Path:
+    """The overlay of a working tree as it is now (copied: edits during the run change nothing)."""
+    installed = installed_package()
+    return build_tree(sources.in_working_tree(top, _top_names(installed)), None, into, facts, installed)
+
+
+def _top_names(installed: Path) -> list[str]:
+    return sorted(p.name for p in installed.iterdir() if p.is_dir() and p.name != "__pycache__")
 
 
 def tree_facts(top: Path, rev: str | None, commits: tuple[str, ...] = ()) -> dict:
     """What a tree overlay records: its path, commit (+dirty for a working tree with changes under
     backends/arm), version.txt, and which of `commits` it contains."""
     head = _git(top, "rev-parse", f"{rev or 'HEAD'}^{{commit}}").stdout.strip()
-    dirty = rev is None and bool(_git(top, "status", "--porcelain", "--", ARM.as_posix()).stdout.strip())
+    dirty = rev is None and bool(_git(top, "status", "--porcelain").stdout.strip())
     if rev is None:
         version_file = top / "version.txt"
         version = version_file.read_text().strip() if version_file.exists() else ""
@@ -212,17 +294,13 @@ def tree(spec: str, cache: Path = DEFAULT_CACHE, commits: tuple[str, ...] = ()) 
     facts = tree_facts(top, rev or None, commits)
     key = hashlib.sha256(f"{top}@{facts['commit']}{'+dirty' if facts['dirty'] else ''}".encode()).hexdigest()[:16]
     into = Path(cache) / f"tree-{key}"
-    if rev:
-        snapshot = into.with_name(into.name + ".src")
-        shutil.rmtree(snapshot, ignore_errors=True)
-        snapshot.mkdir(parents=True)
-        archive = subprocess.run(["git", "-C", str(top), "archive", facts["commit"], ARM.as_posix()],
-                                 capture_output=True, check=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(snapshot)], input=archive, check=True)
-        build(snapshot / ARM, into, facts)
-        shutil.rmtree(snapshot, ignore_errors=True)
-    else:  # a working tree is copied as it is at the start, so that edits during the run change nothing
-        build(top / ARM, into, facts)
+    try:
+        if rev:
+            build_commit(top, facts["commit"], into, facts)
+        else:  # a working tree is copied as it is at the start, so that edits during the run change nothing
+            build_working(top, into, facts)
+    except sources.SourceError as e:
+        raise ConfigError(f"invalid --executorch={spec}: {e}")
     label = f"{top}@{facts['commit'][:12]}{'+dirty' if facts['dirty'] else ''}"
     return Overlay(into, "tree", label, time.perf_counter() - start, False)
 
