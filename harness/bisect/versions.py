@@ -32,6 +32,7 @@ from pathlib import Path
 from packaging.version import Version
 
 from harness import overlays
+from harness.bisect.search import ASKED, OTHER, search
 from harness.config import ConfigError
 from harness.overlays import DEFAULT_CACHE, PACKAGE, OverlayError, installed_version
 
@@ -138,7 +139,6 @@ def bisect_releases(descriptor: str, good: str, bad: str, seed: int = 0, target:
     releases = between(releases if releases is not None else available_releases(), good, bad)
     direction = "regression" if _key(good) < _key(bad) else "fix"
     report = ReleaseBisection(descriptor, good, bad, direction, releases)
-    tried: dict[str, Trial] = {}
 
     def trial(version: str, bad_signature: str | None) -> Trial:
         start = time.perf_counter()
@@ -154,7 +154,6 @@ def bisect_releases(descriptor: str, good: str, bad: str, seed: int = 0, target:
             t = Trial(version, verdict, result["actual_outcome"] if result else "", sig, detail,
                       time.perf_counter() - start, spent, reused,
                       same_failure=bool(bad_signature) and sig == bad_signature)
-        tried[version] = t
         report.trials.append(t)
         if say:
             say(t)
@@ -180,20 +179,10 @@ def bisect_releases(descriptor: str, good: str, bad: str, seed: int = 0, target:
         return report
     # From the good end to the bad one.
     order = releases if direction == "regression" else releases[::-1]
-    lo, hi = 0, len(order) - 1  # order[lo] is good, order[hi] bad
-    while hi - lo > 1:
-        pending = [i for i in range(lo + 1, hi) if order[i] not in tried]
-        if not pending:
-            break
-        mid = min(pending, key=lambda i: abs(i - (lo + hi) / 2))
-        t = trial(order[mid], signature)
-        if t.verdict == "good":
-            lo = mid
-        elif t.verdict == "bad":
-            hi = mid
-    open_between = [order[i] for i in range(lo + 1, hi)]
-    if open_between:  # every release left between is untestable: the change is in one of them or at hi
-        report.candidates = open_between + [order[hi]]
+    verdicts = {"good": OTHER, "bad": ASKED}
+    found = search(order, lambda v: verdicts.get(trial(v, signature).verdict, ""))
+    if found.open:  # every release left between is untestable: the change is in one of them or at the end
+        report.candidates = [order[i] for i in found.open] + [order[found.asked]]
     else:
-        report.first = order[hi] if direction == "regression" else order[lo]
+        report.first = order[found.asked] if direction == "regression" else order[found.other]
     return report

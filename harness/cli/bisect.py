@@ -118,34 +118,26 @@ def cmd_bisect_commits(args) -> int:
     say = None if args.json else (lambda line: print(f"  {line}", flush=True))
     b = bisect_commits(args.repo, args.good, args.bad, config.descriptor, args.seed, args.target, say)
     if args.json:
-        print(json.dumps(dataclasses.asdict(b)))
+        print(json.dumps({**dataclasses.asdict(b), "third": [dataclasses.asdict(s) for s in b.third]}))
     elif b.error:
         print(f"error:   {b.error}")
     else:
-        for line in b.steps:
-            print(f"  {line[2:]}")
-        if b.first_bad:
-            print(f"first bad commit: {b.first_bad} {b.subject}")
+        print(f"{b.direction}: {b.commits} commits from --good ({b.other}) to --bad ({b.asked}), "
+              f"{len(b.steps)} tried in {b.seconds:.0f} s")
+        for s in b.third:
+            print(f"  a third state at {s.commit[:12]}: {s.signature} (listed, not placed on either side)")
+        if b.first:
+            what = "first bad commit" if b.direction == "regression" else "first good commit (the fix)"
+            print(f"{what}: {b.first} {b.subject}")
         else:
-            print(f"undecided: the first bad commit is one of {', '.join(c[:12] for c in b.candidates)} "
-                  "(the others could not be tested)")
-    return EXIT_OK if b.first_bad else EXIT_FAIL
-
-
-def cmd_commit_step(args) -> int:
-    """One `git bisect run` step in the current checkout: exit 0 good, 1 bad, 125 untestable."""
-    from pathlib import Path
-
-    from harness.bisect.commits import try_commit
-
-    code, why = try_commit(Path.cwd(), args.descriptor, args.seed, args.target, args.signature, Path(args.scratch))
-    print(f"{['good', 'bad'][code] if code in (0, 1) else 'skip'}: {why}")
-    return code
+            print(f"undecided: the change is in one of {', '.join(c[:12] for c in b.candidates)} "
+                  "(the others could not be tested, or ended in a third state)")
+    return EXIT_OK if b.first else EXIT_FAIL
 
 
 def cmd_bisect(args) -> int:
-    return {"passes": cmd_bisect_passes, "versions": cmd_bisect_versions, "commits": cmd_bisect_commits,
-            "commit-step": cmd_commit_step}[args.how](args)
+    return {"passes": cmd_bisect_passes, "versions": cmd_bisect_versions,
+            "commits": cmd_bisect_commits}[args.how](args)
 
 
 def cmd_shrink(args) -> int:
@@ -188,6 +180,63 @@ def cmd_repro(args) -> int:
     paths = write_repro(config, args.out, args.seed, args.target)
     print(f"wrote {paths[0]} with {paths[1].name} and {paths[2].name} beside it")
     print(f"run:  python {paths[0]}   (exit 0: within the limits; 1: not)")
+    return EXIT_OK
+
+
+def cmd_issue(args) -> int:
+    """A bug report draft: run the case, shrink it on its actual outcome, place it (registry entry, its commits, the
+    culprit pass of a wrong number), write the standalone repro beside it."""
+    config = _checked(args)
+    from pathlib import Path
+
+    from harness.bisect.shrink import ShrinkError, shrink
+    from harness.expectations.known_issues import registry
+    from harness.report.issue_draft import IssueFacts, render
+    from harness.results.case_result import Outcome
+    from harness.run.execute import run_case
+
+    def run(c):  # a registered finding is green in a sweep; here its own outcome is the failure to shrink
+        r = run_case(c, args.seed, args.target)
+        return dataclasses.replace(r, outcome=Outcome(r.actual_outcome))
+
+    first = run(config)
+    if first.actual_outcome == "pass":
+        print(f"nothing to report: {config.descriptor} passes (seed {args.seed}, target {args.target})")
+        return EXIT_FAIL
+    facts = IssueFacts(first.to_dict())
+    facts.result["issue"] = first.issue
+    if args.max_runs:
+        try:
+            s = shrink(config, run, args.target, args.max_runs)
+            facts.minimal = s.minimal
+            facts.shrink_note = f"shrunk from {s.start_size} to {s.minimal_size} elements in {s.runs} runs" + (
+                ", the budget ran out before it was 1-minimal" if s.exhausted else "")
+        except ShrinkError as e:
+            facts.shrink_note = f"not shrunk: {e}"
+    else:
+        facts.shrink_note = "not shrunk (--max-runs 0)"
+    entry = next((e for e in registry() if e.id == first.issue), None)
+    if entry is not None:
+        facts.entry = {"id": entry.id, "reason": " ".join(entry.reason.split()), "link": entry.link,
+                       "introduced_by": entry.holds.introduced_by, "fixed_by": entry.holds.fixed_by}
+    if first.actual_outcome == "mismatch":
+        from harness.bisect.passes import bisect_passes
+
+        facts.culprit_pass = bisect_passes(parse_descriptor(facts.minimal or config.descriptor), args.seed,
+                                           args.target).culprit
+    out = Path(args.out)
+    from harness.repro.script import write_repro
+
+    try:
+        paths = write_repro(parse_descriptor(facts.minimal or config.descriptor), out.with_suffix(".py"),
+                            args.seed, args.target)
+        facts.script, facts.script_files = paths[0].read_text(), (paths[1].name, paths[2].name)
+    except ConfigError as e:  # dynamic shapes and torch.cond have no standalone script
+        facts.shrink_note += f"; no standalone script: {e}"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(render(facts))
+    print(f"wrote {out}" + (f" with {', '.join(facts.script_files)} and {out.with_suffix('.py').name} beside it"
+                            if facts.script else ""))
     return EXIT_OK
 
 
@@ -250,20 +299,27 @@ def add_parsers(sub) -> dict:
     bv.add_argument("--cache", metavar="DIR", help="overlay cache (default: $HARNESS_CACHE/overlays or "
                     "~/.cache/conv-harness/overlays)")
     bv.add_argument("--json", action="store_true", help="print the bisection as one JSON object")
-    bc = how.add_parser("commits", help="the first commit of an ExecuTorch checkout whose Arm backend fails the case")
+    bc = how.add_parser("commits", help="the ExecuTorch commit that made the case fail as it does at --bad, or "
+                        "that fixed it (when --good is the newer)")
     bc.add_argument("descriptor", help="case descriptor")
-    bc.add_argument("--repo", required=True, metavar="PATH", help="an ExecuTorch git checkout")
-    bc.add_argument("--good", required=True, metavar="REV", help="a commit where the case passes")
-    bc.add_argument("--bad", required=True, metavar="REV", help="a commit where it fails")
+    bc.add_argument("--repo", required=True, metavar="PATH", help="an ExecuTorch git repository (a checkout, a "
+                    "bare, partial or blobless clone: nothing is checked out)")
+    bc.add_argument("--good", required=True, metavar="REV", help="a commit in the other state (a pass, or any "
+                    "outcome but --bad's)")
+    bc.add_argument("--bad", required=True, metavar="REV", help="the commit in the state asked about (its outcome "
+                    "and signature)")
     bc.add_argument("--seed", type=int, default=0, help="data seed (default: 0)")
     options.target(bc)
     bc.add_argument("--json", action="store_true", help="print the bisection as one JSON object")
-    step = how.add_parser("commit-step")  # what `git bisect run` calls at each commit (internal)
-    step.add_argument("descriptor")
-    step.add_argument("--seed", type=int, default=0)
-    options.target(step)
-    step.add_argument("--signature", required=True)
-    step.add_argument("--scratch", required=True)
+
+    iss = sub.add_parser("issue", help="write a bug report draft for ExecuTorch's tracker (Markdown): versions, the "
+                         "smallest config, the culprit pass and commit where known, the error, a standalone repro")
+    options.case(iss)
+    iss.add_argument("--out", default="issue.md", metavar="FILE", help="the draft (default: issue.md); the repro "
+                     "script and its data go beside it")
+    iss.add_argument("--max-runs", type=int, default=40, metavar="N", help="runs shrinking may spend (default 40; "
+                     "0: do not shrink)")
+    options.executorch(iss)
 
     sh = sub.add_parser("shrink", help="reduce a failing case to the smallest config that fails the same way")
     options.case(sh)
@@ -292,4 +348,4 @@ def add_parsers(sub) -> dict:
     md.add_argument("--out", help="results, report and captured data (default: reports/model-<factory>-<scheme>)")
     md.add_argument("--json", action="store_true", help="print the report as one JSON object, no progress")
     options.executorch(md)
-    return {"bisect": cmd_bisect, "shrink": cmd_shrink, "repro": cmd_repro, "model": cmd_model}
+    return {"bisect": cmd_bisect, "shrink": cmd_shrink, "repro": cmd_repro, "model": cmd_model, "issue": cmd_issue}

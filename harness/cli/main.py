@@ -21,7 +21,7 @@ from harness.mutation.journal import JournalError
 from harness.overlays import OverlayError
 from harness.results.store import ResultsFileError
 
-VERBS = ("list", "run", "sweep", "canaries", "runs", "import", "merge", "diff", "report", "nightly", "bisect", "shrink", "repro", "model",
+VERBS = ("list", "run", "sweep", "canaries", "runs", "import", "merge", "diff", "report", "nightly", "bisect", "shrink", "repro", "issue", "model",
          "mutate", "doctor", "registry")
 MODULES = (cases, sweeps, history, bisect, mutate, registry, doctor)  # each adds its verbs (`add_parsers`)
 

@@ -28,6 +28,7 @@ WRITES: dict[str, dict[str, str]] = {
     "report": {"out": "dir"},
     "nightly": {"out": "dir", "db": "file"},
     "repro": {"out": "file"},
+    "issue": {"out": "file"},
     "model": {"out": "dir"},
     "mutate": {"out": "dir"},
 }
