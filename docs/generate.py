@@ -85,17 +85,36 @@ def findings() -> str:
         hits = [d for d in nightly if e.matches(d)]
         example = f"`{hits[0]}`" if hits else "-"
         releases = str(e.holds.releases) or "every release"
-        rows.append([f"`{e.id}`", e.tier, ", ".join(e.outcomes), releases, ", ".join(e.families) or "all",
-                     len(hits), e.reason, example, e.link or "-"])
-    out.append(_table(["id", "smallest tier", "outcomes", "ExecuTorch", "targets", "nightly cases", "mechanism",
-                       "a case", "upstream"], rows))
+        rows.append([f"`{e.id}`", e.tier, ", ".join(e.outcomes), releases, _commits(e.holds),
+                     ", ".join(e.families) or "all", len(hits), e.reason, example, e.link or "-"])
+    out.append("In history: the commits of ExecuTorch's public main that introduced or fixed an entry, found with "
+               "`bisect commits` and read in their diffs. A source tree is judged by which of them it contains; "
+               "where an entry names none, by its version label (main's `version.txt` names the release it leads "
+               "to: a tree saying 1.5.0 is placed as 1.5.0.dev0). The public history this was run on ends at "
+               f"[{HISTORY_END[:10]}]({COMMIT_URL}{HISTORY_END}) (2026-08-22); commits older than about July 2026 "
+               "do not run beside torch 2.13.\n\n")
+    out.append(_table(["id", "smallest tier", "outcomes", "ExecuTorch", "in history", "targets", "nightly cases",
+                       "mechanism", "a case", "upstream"], rows))
     out.append("\n## Documented rejections\n\n")
     rows = []
     for r in REJECTIONS:
         count = sum(1 for c in configs.values() if _applies(r, c))
-        rows.append([f"`{r.name}`", r.executorch, ", ".join(r.families) or "all", count, r.reason])
-    out.append(_table(["name", "ExecuTorch", "targets", "nightly cases (tosa tier)", "the backend's words"], rows))
+        rows.append([f"`{r.name}`", r.executorch, _commits(r.holds), ", ".join(r.families) or "all", count,
+                     r.reason])
+    out.append(_table(["name", "ExecuTorch", "in history", "targets", "nightly cases (tosa tier)",
+                       "the backend's words"], rows))
     return "".join(out)
+
+
+COMMIT_URL = "https://github.com/pytorch/executorch/commit/"
+HISTORY_END = "cff6f4dd32e630945b7188512c1f2b4f102b05ad"
+
+
+def _commits(h) -> str:
+    """An entry's place in history, with links: where it starts and ends, or '-' where no commit is known."""
+    parts = [f"{what} [{c[:10]}]({COMMIT_URL}{c})" for what, c in (("introduced by", h.introduced_by),
+                                                                     ("fixed by", h.fixed_by)) if c]
+    return "; ".join(parts) or "-"
 
 
 def _applies(rejection, config) -> bool:

@@ -81,7 +81,22 @@ def backend_import_error(e: ImportError) -> "BackendImportError | None":
     return None
 
 
-def describe_import_error(e: ImportError) -> str:
+def backend_load_error(e: BaseException) -> "BackendImportError | None":
+    """The one-line error for any exception raised while Python imported an ExecuTorch module (an old tree's
+    exir asking torch for an op overload this torch lacks, say); None when it did not arise in such an import."""
+    tb = e.__traceback__
+    while tb is not None:  # importlib strips its own frames: a module's top level running is the mark of an import
+        code = tb.tb_frame.f_code
+        if code.co_name == "<module>" and f"{Path('/executorch/')}" in code.co_filename:
+            import torch
+
+            return BackendImportError(f"{describe_import_error(e)}; this ExecuTorch does not import beside torch "
+                                      f"{torch.__version__}")
+        tb = tb.tb_next
+    return None
+
+
+def describe_import_error(e: BaseException) -> str:
     """One line for an ExecuTorch that cannot be imported: what is missing, and from which module's import."""
     where = harness_module(raising_frame(e.__traceback__)) or _module_of(raising_frame(e.__traceback__))
     line = f"cannot import what the harness needs of ExecuTorch ({type(e).__name__}: {e}; imported by {where})"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from harness.blame import BackendImportError, backend_import_error
+from harness.blame import BackendImportError, backend_import_error, backend_load_error
 from harness.cli import bisect, cases, doctor, history, mutate, registry, sweeps
 from harness.cli.common import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE  # noqa: F401 - the exit codes, re-exported
 from harness.cli.paths import check_writes
@@ -69,6 +69,12 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_OK
     except ImportError as e:  # an ExecuTorch (an overlay, a source tree) the harness cannot import: one line
         found = backend_import_error(e)
+        if found is None:
+            raise
+        print(f"error: {found}", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as e:  # noqa: BLE001 - raised while importing an ExecuTorch (an old tree): one line
+        found = backend_load_error(e)
         if found is None:
             raise
         print(f"error: {found}", file=sys.stderr)

@@ -41,7 +41,38 @@ class Backend:
         return self.tree or self.version
 
 
-ANY = Backend("any")  # no version to place: every expectation holds (for listings not about one backend)
+ANY = Backend("any")
+
+
+def _placed_version(backend: Backend) -> Version | None:
+    """A release's version; for a source tree, its version.txt as the release it leads to: main's version.txt
+    names the next release, so a tree is that release's development (1.5.0 -> 1.5.0.dev0), before any of its
+    release candidates and the release itself, which have fixes main may not have yet."""
+    try:
+        version = Version(backend.version)
+    except InvalidVersion:
+        return None
+    if backend.tree and not version.is_prerelease and not version.is_devrelease:
+        return Version(f"{version.base_version}.dev0")
+    return version
+
+
+_UPPER = ("<", "<=", "!=")
+_ORDER = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
+
+
+def _satisfies(releases: SpecifierSet, version: Version) -> bool:
+    """Plain ordering for a tree's development version: PEP 440's '<1.5.0' leaves out 1.5.0.dev0 on purpose (a
+    user asking for less than 1.5.0 does not want its pre-releases), but main before 1.5.0 is below it."""
+    return all(_ORDER[s.operator](version, Version(s.version)) if s.operator in _ORDER
+               else s.contains(version, prereleases=True) for s in releases)
+
+
+def _split(releases: SpecifierSet) -> tuple[SpecifierSet, SpecifierSet]:
+    """A specifier set's lower bounds (and exact pins) and its upper bounds: history can stand in for either."""
+    lower = SpecifierSet(",".join(str(s) for s in releases if s.operator not in _UPPER))
+    upper = SpecifierSet(",".join(str(s) for s in releases if s.operator in _UPPER))
+    return lower, upper  # no version to place: every expectation holds (for listings not about one backend)
 
 
 @dataclass(frozen=True)
@@ -56,17 +87,33 @@ class Holds:
         """True on `backend` (None: on any, for listings that are not about one backend)."""
         if backend is None:
             return True
-        try:
-            version = Version(backend.version)
-        except InvalidVersion:
+        version = _placed_version(backend)
+        if version is None:
             return True  # a tree whose version.txt says nothing usable: only the commits can exclude it
-        if not self.releases.contains(version, prereleases=True):
-            return False
-        if backend.tree and self.fixed_by and backend.contains(self.fixed_by) is True:
-            return False
-        if backend.tree and self.introduced_by and backend.contains(self.introduced_by) is False:
-            return False
-        return True
+        if not backend.tree:
+            return self.releases.contains(version, prereleases=True)
+        lower, upper = _split(self.releases)
+        after = backend.contains(self.introduced_by) if self.introduced_by else None
+        until = backend.contains(self.fixed_by) if self.fixed_by else None
+        lower_ok = after if after is not None else _satisfies(lower, version)
+        upper_ok = (not until) if until is not None else _satisfies(upper, version)
+        return bool(lower_ok and upper_ok)
+
+    def basis(self, backend: Backend | None) -> str:
+        """How a source tree was placed for this expectation: by its history (the commits it contains) where they
+        are known, else by its version label; '' for a release."""
+        if backend is None or not backend.tree:
+            return ""
+        lower, upper = _split(self.releases)
+        history = {c: backend.contains(c) for c in (self.introduced_by, self.fixed_by) if c}
+        known = [f"{'contains' if inside else 'lacks'} {c[:12]}" for c, inside in history.items() if inside is not None]
+        label_used = (len(lower) and history.get(self.introduced_by) is None) or \
+            (len(upper) and history.get(self.fixed_by) is None)
+        label = f"version label {_placed_version(backend)}"
+        if not label_used:
+            return f"placed by history: {', '.join(known)}"
+        return f"placed by history ({', '.join(known)}) and {label}" if known else \
+            f"placed by {label}: no commit of it known in the tree's history"
 
     def __str__(self) -> str:
         commits = "".join(f", {k} {v[:12]}" for k, v in (("after", self.introduced_by), ("until", self.fixed_by)) if v)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.expectations.applies import Backend
+from harness.expectations.applies import Backend, or_current
 from harness.expectations.known_issues import known_issues
 from harness.expectations.rejections import expected_rejection
 from harness.config import ConvConfig
@@ -65,6 +65,9 @@ def classify(config: ConvConfig, seen: Observation, family: str = "tosa", backen
     issue = next((i for i in matching if i.explains(outcome.value, seen.metrics, seen.reason)), None)
     if issue is not None:
         result.outcome, result.issue = Outcome.KNOWN_ISSUE, issue.id
+        placed = issue.holds.basis(or_current(backend))
+        if placed:  # a source tree: say whether its history or only its version label placed it
+            result.reason = f"{seen.reason} [{placed}]"
     elif outcome is Outcome.PASS:
         strict = [i for i in matching if i.strict]
         if strict:

@@ -37,10 +37,12 @@ class Rejection:
     error_pattern: str
     executorch: str = ">=1.4.0"  # the releases the backend documents it for (PEP 440)
     families: tuple[str, ...] = ()  # target families it is for ('ethos-u55', ...); () = every target
+    introduced_by: str = ""  # the commits of main that start and end it, where the runnable history holds them
+    fixed_by: str = ""
 
     @property
     def holds(self) -> Holds:
-        return holds(self.executorch, where=f"rejection {self.name}")
+        return holds(self.executorch, self.introduced_by, self.fixed_by, where=f"rejection {self.name}")
 
     def matches_error(self, message: str) -> bool:
         return re.search(self.error_pattern, message, re.IGNORECASE) is not None

@@ -123,6 +123,13 @@ def _import_backend() -> None:
         from harness.blame import BackendImportError, describe_import_error
 
         raise BackendImportError(describe_import_error(e)) from e
+    except Exception as e:  # noqa: BLE001 - an ExecuTorch (an old tree) whose import fails another way: one line
+        from harness.blame import backend_load_error
+
+        found = backend_load_error(e)
+        if found is None:
+            raise
+        raise found from e
 
 
 def install():

@@ -121,5 +121,32 @@ def test_a_source_tree_is_placed_by_its_version_and_its_commits():
     assert not h(Backend("1.5.0", tree, (("a" * 40, True), ("b" * 40, True))))  # has the fix
     assert not h(Backend("1.5.0", tree, (("a" * 40, False), ("b" * 40, False))))  # before the bug
     assert h(Backend("1.5.0", tree))  # commits unknown to the tree: the version decides
-    assert not h(Backend("1.3.1", tree, (("a" * 40, True),)))
-    assert holds(">=1.4.0")(Backend("1.6.0a0", tree)) and not holds("<1.5")(Backend("1.5.0", tree))
+    assert h(Backend("1.3.1", tree, (("a" * 40, True), ("b" * 40, False))))  # history outranks the label
+    assert not holds(">=1.4.0")(Backend("1.3.1", tree))  # no commit known: the label decides
+    assert holds(">=1.4.0")(Backend("1.6.0a0", tree))
+
+
+def test_a_trees_version_label_is_the_development_of_that_release():
+    """main's version.txt names the release it leads to: a tree that says 1.5.0 lacks what was fixed for 1.5.0
+    after it, and has what 1.5.0 introduced only where its history says so."""
+    tree = "src@0123456789ab"
+    assert holds("<1.5.0")(Backend("1.5.0", tree)) and not holds(">=1.5.0")(Backend("1.5.0", tree))
+    assert not holds("<1.5.0")(Backend("1.5.0")) and holds(">=1.5.0")(Backend("1.5.0"))  # the release itself
+    fixed_later = holds("<1.5.0", fixed_by="b" * 40)
+    assert not fixed_later(Backend("1.5.0", tree, (("b" * 40, True),)))
+    assert fixed_later.basis(Backend("1.5.0", tree, (("b" * 40, False),))) == f"placed by history: lacks {'b' * 12}"
+    assert fixed_later.basis(Backend("1.5.0", tree)).startswith("placed by version label 1.5.0.dev0")
+    assert fixed_later.basis(Backend("1.5.0")) == ""
+
+
+def test_a_known_issue_on_a_tree_says_how_the_tree_was_placed():
+    issue = _issue("a16w8-add-rescale-beyond-shift-range")
+    c = _case("conv2d_ic8_oc8_i12x12_k3_p1_qa16w8_cxadd")
+    message = "TOSA_UNPREDICTABLE: OpRescale failure: apply_scale_32(): value should stay within [-262144, 262143]"
+    seen = Observation(Outcome.RUNNER_ERROR, message, stage="run", error=message)
+    before_fix = Backend("1.5.0", "src@0123456789ab", ((issue.holds.fixed_by, False),))
+    got = classify(c, seen, "tosa", before_fix)
+    assert got.issue == issue.id and got.reason.endswith(f"[placed by history: lacks {issue.holds.fixed_by[:12]}]")
+    after_fix = Backend("1.5.0", "src@0123456789ab", ((issue.holds.fixed_by, True),))
+    assert classify(c, seen, "tosa", after_fix).outcome is Outcome.RUNNER_ERROR  # a tree with the fix: new failure
+    assert classify(c, seen, "tosa", Backend("1.4.1")).reason == message  # a release: nothing to add

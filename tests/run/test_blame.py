@@ -86,3 +86,21 @@ def test_a_stage_failure_raised_by_torch_keeps_its_stage_outcome():
     except stages.StageError as e:
         seen = failed_observation(e, {}, Evidence())
     assert seen.outcome is Outcome.LOWERING_ERROR and seen.reason.startswith("lower: ")
+
+
+def test_an_error_raised_while_an_executorch_module_imports_is_one_line_and_names_torch():
+    """An old tree's exir asks torch for an op overload this torch lacks, at import: not an ImportError."""
+    from harness.blame import backend_load_error
+
+    def raised(code: str, filename: str) -> BaseException:
+        try:
+            exec(compile(code, filename, "exec"), {})
+        except AttributeError as e:
+            return e
+        raise AssertionError("nothing raised")
+
+    found = backend_load_error(raised("raise AttributeError(\"no overload name 'Dimname'\")",
+                                      "/o/executorch/exir/dialects.py"))
+    assert found is not None and "no overload name 'Dimname'" in str(found)
+    assert "does not import beside torch" in str(found)
+    assert backend_load_error(raised("def f():\n    raise AttributeError('x')\nf()", "/o/harness/x.py")) is None
