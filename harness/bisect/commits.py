@@ -22,6 +22,7 @@ the harness's own code failed there: never the commit's doing).
 
 from __future__ import annotations
 
+import re
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -110,10 +111,18 @@ def line_between(top: Path, good: str, bad: str) -> tuple[str, list[str]]:
 
 
 def state_of(result: dict | None) -> str:
-    """'pass' or the failure's signature; '' for a result that says nothing of the commit."""
+    """'pass' or the failure's signature; for an error, with its message's head (numbers and names of symbols
+    left out): one AttributeError of a pass is not another's; '' for a result that says nothing of the commit."""
     if result is None or result.get("actual_outcome") == "harness_error":
         return ""
-    return "pass" if result["actual_outcome"] == "pass" else _signature(result)
+    if result["actual_outcome"] == "pass":
+        return "pass"
+    signature = _signature(result)
+    if result.get("error_type"):
+        head = (result.get("reason") or "").split(" While executing")[0].split(" [")[0]
+        head = re.sub(r"\b[su]?\d+\b", "N", head.split(": ", 2)[-1])[:100]
+        signature += f": {head}"
+    return signature
 
 
 def try_commit(top: Path, commit: str, descriptor: str, seed: int, target: str, cache: Path) -> Step:

@@ -158,6 +158,13 @@ def test_the_line_between_two_commits_and_its_direction(history):
 def test_a_state_is_pass_or_a_signature_and_a_harness_error_says_nothing():
     assert state_of(None) == "" and state_of({"actual_outcome": "harness_error"}) == ""
     assert state_of({"actual_outcome": "pass"}) == "pass"
+    failed = {"descriptor": CASE, "seed": 0, "outcome": "lowering_error", "actual_outcome": "lowering_error",
+              "stage": "lower", "error_type": "AttributeError", "metrics": {}}
+    numel = state_of({**failed, "reason": "lower: AttributeError: 'SymInt' object has no attribute 'numel'"})
+    name = state_of({**failed, "reason": "lower: AttributeError: 'TosaArg' object has no attribute 'name'"})
+    assert numel == "lowering_error/lower/AttributeError: 'SymInt' object has no attribute 'numel'" and numel != name
+    assert state_of({**failed, "reason": "lower: AttributeError: no producer for s53 [a new failure: x]"}) == \
+        state_of({**failed, "reason": "lower: AttributeError: no producer for s7"})  # symbols left out
 
 
 def test_a_repository_that_is_not_executorch_is_refused(tmp_path, history):
