@@ -3,7 +3,9 @@
 Exit status: 0 when every case is green (for `diff` and `nightly`: no
 regression), 1 when not, 2 for bad input: a bad descriptor, sweep, option,
 run id, results file or database, an unwritable path, named in one line on
-stderr; 130 when interrupted (Ctrl-C), in one line, every finished case kept.
+stderr; 3 when the run proved its environment broken (a control case failed, the canary was missed) or
+ran no case at all, in one line, nothing blamed on the backend; 130 when interrupted (Ctrl-C), in one line,
+every finished case kept.
 """
 
 from __future__ import annotations
@@ -13,13 +15,14 @@ import sys
 
 from harness.blame import BackendImportError, backend_import_error, backend_load_error
 from harness.cli import bisect, cases, doctor, history, mutate, registry, sweeps
-from harness.cli.common import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE  # noqa: F401 - the exit codes, re-exported
+from harness.cli.common import EXIT_ENVIRONMENT, EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE  # noqa: F401 - the exit codes, re-exported
 from harness.cli.paths import check_writes
 from harness.config import ConfigError
 from harness.history.db import HistoryError
 from harness.mutation.journal import JournalError
 from harness.overlays import OverlayError
 from harness.results.store import ResultsFileError
+from harness.schedule.proof import EnvironmentBroken
 
 VERBS = ("list", "run", "sweep", "canaries", "runs", "import", "merge", "diff", "report", "nightly", "bisect", "shrink", "repro", "issue", "model",
          "mutate", "doctor", "registry")
@@ -65,6 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, ResultsFileError, HistoryError, JournalError, BackendImportError, OverlayError) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE
+    except EnvironmentBroken as e:  # a control failed or the canary was missed: the harness or this machine
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_ENVIRONMENT
     except BrokenPipeError:  # `python -m harness list | head`
         return EXIT_OK
     except ImportError as e:  # an ExecuTorch (an overlay, a source tree) the harness cannot import: one line

@@ -8,7 +8,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from harness.cli.common import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, history_of
+from harness.cli.common import EXIT_ENVIRONMENT, EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, history_of
 from harness.results.case_result import CaseResult
 from harness.cli import options
 
@@ -75,6 +75,10 @@ def _sweep(args, tier: str, results: Path | None, db: Path | None):
     if done.interrupted:
         summary += (f"\n**Interrupted** after {len(done.results)} of {done.run.expected} cases; the rest did not run "
                     f"(`--resume` runs only those).\n")
+    if done.proof:
+        summary += f"\n{done.proof[0].upper()}{done.proof[1:]}.\n"
+    if done.nothing_ran:
+        summary += f"\n**{done.nothing_ran}**: this run is not green.\n"
     summary += f"\nRun {done.run.run_id}: wall time {done.run.wall_s:.1f} s with {args.jobs} worker(s).\n"
     out = done.results_path.parent
     (out / "summary.md").write_text(summary)
@@ -99,7 +103,15 @@ def cmd_sweep(args) -> int:
         print(headline(d))
     print(f"results: {done.results_path}\nsummary: {out / 'summary.md'}\nreport:  {out / 'index.html'}\n"
           f"junit:   {out / 'junit.xml'}" + (f"\nhistory: run {done.run.run_id} in {db}" if db else ""))
-    return _interrupted(done) if done.interrupted else EXIT_OK if done.green else EXIT_FAIL
+    if done.interrupted:
+        return _interrupted(done)
+    return _nothing_ran(done) if done.nothing_ran else EXIT_OK if done.green else EXIT_FAIL
+
+
+def _nothing_ran(done) -> int:
+    """A run in which no case ran proves nothing of the backend: said last, with the environment's exit code."""
+    print(f"error: {done.nothing_ran}", file=sys.stderr)
+    return EXIT_ENVIRONMENT
 
 
 def _interrupted(done) -> int:
@@ -120,6 +132,8 @@ def cmd_nightly(args) -> int:
     print(f"report: {out / 'index.html'}\njunit:  {out / 'junit.xml'}")
     if done.interrupted:
         return _interrupted(done)
+    if done.nothing_ran:
+        return _nothing_ran(done)
     if d is not None:
         return EXIT_FAIL if d.regression else EXIT_OK
     return EXIT_OK if done.green else EXIT_FAIL

@@ -48,6 +48,7 @@ MIGRATIONS: dict[int, str] = {
 }
 
 RUNNING, COMPLETE, INTERRUPTED = "running", "complete", "interrupted"
+BROKEN = "broken"  # the controls or the canary showed the harness or the environment broken (schedule/proof.py)
 
 
 class HistoryError(ValueError):

@@ -29,10 +29,19 @@ def disagreement(first: torch.Tensor, second: torch.Tensor, limit: np.ndarray | 
     a, b = first.detach().double().numpy(), second.detach().double().numpy()
     if a.shape != b.shape:
         return f"{names[0]} gives shape {list(a.shape)}, {names[1]} {list(b.shape)}", {"second": names[1]}
-    diff = np.abs(a - b)
+    # NaN or an infinity on one side only is a disagreement whatever the limit; NaN on both sides agrees
+    one_sided = (np.isnan(a) != np.isnan(b)) | ((np.isinf(a) | np.isinf(b)) & (a != b))
+    both_nan = np.isnan(a) & np.isnan(b)
+    with np.errstate(invalid="ignore"):
+        diff = np.where(one_sided | both_nan | np.isinf(a), 0.0, np.abs(a - b))
     unequal = first.detach().contiguous().numpy().tobytes() != second.detach().contiguous().numpy().tobytes()
     metrics = {"second": names[1], "bit_exact": not unequal, "max_abs_diff": float(diff.max(initial=0.0)),
-               "n_diff": int((a != b).sum())}
+               "n_diff": int(((a != b) & ~both_nan).sum()), "non_finite_one_side": int(one_sided.sum())}
+    if one_sided.any():
+        worst = tuple(int(i) for i in np.argwhere(one_sided)[0])
+        metrics["worst"] = {"index": list(worst), "first": float(a[worst]), "second": float(b[worst])}
+        return (f"{names[0]} and {names[1]} disagree on {int(one_sided.sum())} element(s) where only one gives a "
+                f"non-finite value: {a[worst]} against {b[worst]} at {list(worst)}"), metrics
     if limit is None or not np.any(limit):
         if unequal:
             worst = tuple(int(i) for i in np.unravel_index(np.argmax(diff), diff.shape))

@@ -66,7 +66,7 @@ class CaseResult:
     conv_ops: list[str] = field(default_factory=list)
     timings_s: dict[str, float] = field(default_factory=dict)
     versions: dict[str, str] = field(default_factory=dict)
-    output_sha256: str = ""  # the output's bytes (fp32, nominal size) digested: same digest, same numbers; '' if none
+    output_sha256: str = ""  # the outputs' bytes at every size, in order, digested: same digest, same numbers; '' if none
     packed: int = 0  # the size of the pack it was lowered and run in (harness.run.packed); 0: alone
     artifacts: str | None = None  # directory holding inputs/outputs/flatbuffer of a failure
     schema_version: int = SCHEMA_VERSION

@@ -20,7 +20,7 @@ class Evidence:
     tosa: tuple[bytes, ...] = ()  # the delegates' flatbuffers
     tosa_ops: list[str] = field(default_factory=list)
     conv_ops: list[str] = field(default_factory=list)
-    output_sha256: str = ""  # of the output at the nominal size, as fp32 bytes
+    output_sha256: str = ""  # of the outputs at every size the case ran, in order (one size: its bytes)
     traceback: str = ""
 
 

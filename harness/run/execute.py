@@ -88,8 +88,11 @@ def judged_observation(p: stages.Prepared, artifact, outputs, timings: dict, evi
     `harness.judging.executors`) is the verdict when the oracle passed the first."""
     verdicts = []
     disagreed = ""
+    digest = hashlib.sha256()  # every size's output, in order: for one size, the digest of its bytes
     for index, (variant, tensors) in enumerate(p.runs):
         output = outputs(index)
+        digest.update(output.detach().contiguous().numpy().tobytes())
+        evidence.output_sha256 = digest.hexdigest()
         verdict, judge = stages.judge(p, artifact, index, output, timings)
         if second is not None:
             name, other = second(index)
@@ -99,8 +102,6 @@ def judged_observation(p: stages.Prepared, artifact, outputs, timings: dict, evi
             if why and not disagreed:
                 disagreed, metrics["executors"] = why, agreement
         verdicts.append((variant, verdict))
-        if index == 0:
-            evidence.output_sha256 = hashlib.sha256(output.detach().contiguous().numpy().tobytes()).hexdigest()
         if index == 0 or verdict.outcome is not Outcome.PASS:
             evidence.inputs, evidence.output = tensors.inputs, output
             evidence.reference = torch.as_tensor(judge.reference)

@@ -18,7 +18,7 @@ from harness.blame import BackendImportError
 from harness.schedule.packing import check_pack_size
 from harness.tiers.selection import select
 from harness.config import ConfigError
-from harness.history.db import COMPLETE, INTERRUPTED, History, RunInfo
+from harness.history.db import BROKEN, COMPLETE, INTERRUPTED, History, RunInfo
 from harness.policy.limits import case_time_limit
 from harness.policy.packing import PACK_SIZE
 from harness.policy.targets import check_tools, get_target
@@ -26,7 +26,9 @@ from harness.results.case_result import CaseResult, new_run_id, versions
 from harness.results.store import ResultWriter, ordered, read_results, write_results
 from harness.run.settings import RunSettings
 from harness.schedule.dispatch import run_anywhere
-from harness.schedule.parallel import DEFAULT_CASE_FN
+from harness.schedule.packing import form_packs
+from harness.schedule.parallel import DEFAULT_CASE_FN, Task
+from harness.schedule.proof import EnvironmentBroken, Proof, nothing_ran
 from harness.schedule.resume import Earlier, earlier_results, nothing_to_resume
 
 
@@ -47,6 +49,9 @@ class SweepRequest:
     resume: bool = False  # continue the interrupted run at `results` (harness/schedule/resume.py)
     cluster: str = ""  # a Ray cluster's address, or 'local' (harness/schedule/cluster.py); '': local workers
     pack: int = PACK_SIZE  # most cases lowered as one program (harness/policy/packing.py); 1: every case alone
+    # run the controls and the canary first (harness/schedule/proof.py); None: when the case function is the real
+    # one (a test's stand-in has nothing to prove); never under --canary, which is itself a proof of detection
+    prove: bool | None = None
 
 
 @dataclass
@@ -55,6 +60,7 @@ class SweepRun:
     results: list[CaseResult]
     results_path: Path
     interrupted: bool
+    proof: str = ""  # what the controls and the canary showed, one line ('' when the run proved nothing)
 
     @property
     def complete(self) -> bool:
@@ -62,7 +68,12 @@ class SweepRun:
 
     @property
     def green(self) -> bool:
-        return self.complete and all(r.green for r in self.results)
+        return self.complete and all(r.green for r in self.results) and not self.nothing_ran
+
+    @property
+    def nothing_ran(self) -> str:
+        """One line when no case of the run ran (all skipped, or none selected): such a run is not green."""
+        return nothing_ran(self.results) if self.complete else ""
 
 
 def results_file(req: SweepRequest) -> Path:
@@ -91,10 +102,36 @@ def check(req: SweepRequest) -> list:
     return select(req.tier, req.random, req.seed, req.filter, req.shard, req.target)
 
 
-def _dispatch(req: SweepRequest, todo: list, settings: RunSettings, record: Callable[[CaseResult], None]) -> None:
-    """The cases on local workers, or on a Ray cluster."""
-    run_anywhere(todo, settings, req.jobs, record, case_fn=req.case_fn,
+def _dispatch(req: SweepRequest, todo: list, settings: RunSettings, record: Callable[[CaseResult], None],
+              proof: Proof | None) -> None:
+    """The cases on local workers, or on a Ray cluster; the proof's tasks first, in the same workers."""
+    tasks = [Task(tuple(c.descriptor for c in t)) for t in form_packs(todo, req.target, req.pack)]
+    if proof is not None:
+        tasks = proof.tasks({c.descriptor for c in todo}) + tasks
+    run_anywhere(todo, settings, req.jobs, record, case_fn=req.case_fn, tasks=tasks,
                  time_limit=req.time_limit or case_time_limit(req.tier), pack=req.pack, cluster=req.cluster)
+
+
+def _new_run(req: SweepRequest, expected: int, earlier: Earlier, current: dict, results_path: Path
+             ) -> tuple[RunInfo, Path]:
+    """The run's record (a resumed run keeps its id) and the part file its workers' results go to."""
+    run = RunInfo(earlier.run_id or new_run_id(), req.tier, req.seed, req.target, random=req.random,
+                  filter=req.filter or "", canary=req.canary, shard=req.shard or "", expected=expected,
+                  versions=current, command=" ".join(["python -m harness", *sys.argv[1:]]))
+    part = results_path.with_name(f"{results_path.stem}.{run.run_id}.part{results_path.suffix}")
+    if part in earlier.files:  # the part file of the run being resumed: keep it as an input, write a new one
+        part = part.with_name(f"{results_path.stem}.{run.run_id}-{len(earlier.files)}.part{results_path.suffix}")
+    run.part = str(part.resolve())
+    return run, part
+
+
+def _end_broken(history: History | None, run: RunInfo, finished: list[CaseResult], configs: list,
+                results_path: Path) -> None:
+    """A run the proof stopped: its finished cases kept in the results file, the run closed as broken."""
+    if history:
+        history.finish_run(run.run_id, BROKEN, time.time())
+        history.close()
+    write_results(ordered(finished, [c.descriptor for c in configs]), results_path)
 
 
 def run_sweep(req: SweepRequest, on_result: Callable[[CaseResult], None] | None = None) -> SweepRun:
@@ -104,13 +141,7 @@ def run_sweep(req: SweepRequest, on_result: Callable[[CaseResult], None] | None 
     current = versions()
     earlier = earlier_results(results_path, [c.descriptor for c in configs], req.seed, req.target, req.canary,
                               current) if req.resume else Earlier()
-    run = RunInfo(earlier.run_id or new_run_id(), req.tier, req.seed, req.target, random=req.random,
-                  filter=req.filter or "", canary=req.canary, shard=req.shard or "", expected=len(configs),
-                  versions=current, command=" ".join(["python -m harness", *sys.argv[1:]]))
-    part = results_path.with_name(f"{results_path.stem}.{run.run_id}.part{results_path.suffix}")
-    if part in earlier.files:  # the part file of the run being resumed: keep it as an input, write a new one
-        part = part.with_name(f"{results_path.stem}.{run.run_id}-{len(earlier.files)}.part{results_path.suffix}")
-    run.part = str(part.resolve())
+    run, part = _new_run(req, len(configs), earlier, current, results_path)
     history = History(req.db) if req.db else None
     if history:
         history.ensure_run(run)
@@ -123,9 +154,14 @@ def run_sweep(req: SweepRequest, on_result: Callable[[CaseResult], None] | None 
     todo = [c for c in configs if c.descriptor not in finished_before]
     finished: list[CaseResult] = list(earlier.results)
     interrupted = False
+    prove = req.case_fn == DEFAULT_CASE_FN if req.prove is None else req.prove
+    proof = Proof.for_target(req.target) if prove and not req.canary and todo else None
+    tier = {c.descriptor for c in todo}
     with ResultWriter(part) as writer:
 
         def record(r: CaseResult) -> None:
+            if proof is not None and proof.take(r) and (r.canary or r.descriptor not in tier):
+                return  # the proof's own case: checked, not a case of this run
             writer.write(r)
             if history:
                 history.record(r)
@@ -135,9 +171,13 @@ def run_sweep(req: SweepRequest, on_result: Callable[[CaseResult], None] | None 
 
         settings = RunSettings(req.seed, req.target, str(results_path.parent / "artifacts"), req.canary, run.run_id)
         try:
-            _dispatch(req, todo, settings, record)
+            _dispatch(req, todo, settings, record, proof)
         except KeyboardInterrupt:
             interrupted = True
+        except EnvironmentBroken:  # what finished is kept; the run ends as broken, blaming nothing on the backend
+            _end_broken(history, run, earlier.results + read_results(part), configs, results_path)
+            part.unlink(missing_ok=True)
+            raise
         except BackendImportError:  # no worker could import ExecuTorch: nothing ran, nothing is recorded
             if history:
                 if not finished:
@@ -153,4 +193,4 @@ def run_sweep(req: SweepRequest, on_result: Callable[[CaseResult], None] | None 
     if history:
         history.finish_run(run.run_id, run.status, run.ended)
         history.close()
-    return SweepRun(run, results, results_path, interrupted)
+    return SweepRun(run, results, results_path, interrupted, proof.line() if proof else "")

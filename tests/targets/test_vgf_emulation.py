@@ -36,7 +36,8 @@ def test_the_target_runs_the_vgf_and_checks_it_against_the_reference_model():
 def test_int_outputs_must_agree_bit_for_bit():
     a = torch.tensor([[0.5, 1.0], [1.5, 2.0]])
     assert disagreement(a, a.clone(), None, ("x", "y")) == ("", {"second": "y", "bit_exact": True,
-                                                                 "max_abs_diff": 0.0, "n_diff": 0})
+                                                                 "max_abs_diff": 0.0, "n_diff": 0,
+                                                                 "non_finite_one_side": 0})
     b = a.clone()
     b[1, 0] = 1.25  # one LSB of a 0.25 scale
     why, metrics = disagreement(a, b, None, ("vgf-emulation", "tosa-ref"))
@@ -54,6 +55,19 @@ def test_float_outputs_may_differ_by_twice_the_dot_product_limit_and_no_more():
     assert "more than twice the DOT_PRODUCT limit on 1 element(s)" in why and metrics["worst"]["index"] == [1]
     zero = np.zeros(3)  # exact data: the exactly rounded result, bit for bit
     assert "bit for bit" in disagreement(a, a + torch.tensor([0.0, 0.0, 1e-6]), zero, ("x", "y"))[0]
+
+
+@pytest.mark.parametrize("limit", [None, np.full(3, 1e30)])
+def test_a_non_finite_value_on_one_side_only_is_a_disagreement_whatever_the_limit(limit):
+    a = torch.tensor([1.0, 2.0, 3.0])
+    for bad in (float("nan"), float("inf"), float("-inf")):
+        b = a.clone()
+        b[2] = bad
+        why, metrics = disagreement(a, b, limit, ("x", "y"))
+        assert "only one gives a non-finite value" in why and metrics["worst"]["index"] == [2], (bad, why)
+        assert disagreement(b, a, limit, ("x", "y"))[0], bad  # either side
+    both = torch.tensor([1.0, float("nan"), float("inf")])
+    assert disagreement(both, both.clone(), limit, ("x", "y"))[0] == ""  # the same non-finite values agree
 
 
 def test_the_scenario_template_is_read_in_the_graphs_order():
