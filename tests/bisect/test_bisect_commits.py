@@ -134,7 +134,9 @@ def test_an_interrupted_bisection_leaves_the_clone_its_branch_and_its_own_bisect
                                                   "log": ("bisect", "log"), "wt": ("worktree", "list")}.items()}
     proc = subprocess.Popen([sys.executable, "-m", "harness", "bisect", "commits", CASE, "--repo", str(clone),
                              "--good", revs["c1"], "--bad", revs["c6"]], stdout=subprocess.PIPE, text=True,
-                            env=dict(os.environ, HARNESS_CACHE=str(tmp_path / "cache")), start_new_session=True)
+                            env=dict(os.environ, HARNESS_CACHE=str(tmp_path / "cache")), start_new_session=True,
+                            # a shell starts a foreground job with SIGINT at its default (CI may run us with it ignored)
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     first = proc.stdout.readline()  # the first tried commit's line: the bisection is under way
     assert first.strip(), "the bisection printed nothing"
     time.sleep(2)
