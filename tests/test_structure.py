@@ -194,3 +194,14 @@ def test_no_function_of_the_run_path_is_long_without_saying_why():
 def test_no_module_is_too_long(module):
     lines = len(MODULES[module].read_text().splitlines())
     assert lines <= MAX_LINES, f"{module} has {lines} lines: split it by responsibility"
+
+
+def test_no_package_folder_is_ignored_by_git():
+    """A file added to any folder of the package is seen by git (a 'build/' pattern once hid harness/build/)."""
+    import subprocess
+
+    folders = sorted(p for p in ROOT.rglob("*") if p.is_dir() and "__pycache__" not in p.parts)
+    ignored = [str(f.relative_to(ROOT.parent)) for f in folders
+               if subprocess.run(["git", "-C", str(ROOT.parent), "check-ignore", "-q", "--no-index",
+                                  str(f.relative_to(ROOT.parent) / "new.py")]).returncode == 0]
+    assert not ignored, f"git ignores new files in {ignored}: anchor the .gitignore pattern"
