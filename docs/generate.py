@@ -85,8 +85,10 @@ def findings() -> str:
         hits = [d for d in nightly if e.matches(d)]
         example = f"`{hits[0]}`" if hits else "-"
         releases = str(e.holds.releases) or "every release"
+        arises = ", ".join(f"`{f}`" for f in e.frame) or ("the harness's check of the graph" if e.from_check else "") \
+            or "; ".join(f"`{op}` on the CPU (`{said.pattern}`)" for op, said in e.left_on_cpu) or "-"
         rows.append([f"`{e.id}`", e.tier, ", ".join(e.outcomes), releases, _commits(e.holds),
-                     ", ".join(e.families) or "all", len(hits), e.reason, example, e.link or "-"])
+                     ", ".join(e.families) or "all", len(hits), e.reason, arises, example, e.link or "-"])
     out.append("In history: the commits of ExecuTorch's public main that introduced or fixed an entry, found with "
                "`bisect commits` and read in their diffs. A source tree is judged by which of them it contains; "
                "where an entry names none, by its version label (main's `version.txt` names the release it leads "
@@ -94,8 +96,12 @@ def findings() -> str:
                f"[{HISTORY_END[:10]}]({COMMIT_URL}{HISTORY_END}) (2026-08-22); commits older than about July 2026 "
                "do not run beside torch 2.13.\n\n")
     out.append(_table(["id", "smallest tier", "outcomes", "ExecuTorch", "in history", "targets", "nightly cases",
-                       "mechanism", "a case", "upstream"], rows))
+                       "mechanism", "an error arises in, or the nodes it leaves", "a case", "upstream"], rows))
     out.append("\n## Documented rejections\n\n")
+    out.append("A rejection counts when the backend refuses the conv in the rule's words: its error, or, for a conv "
+               "left on the CPU, the partitioner's words for the conv node itself. Another node left on the CPU "
+               "must be a consequence (its words name a neighbour on the CPU: `harness/expectations/left_on_cpu.py`) "
+               "or a known issue's; any other is a new failure.\n\n")
     rows = []
     for r in REJECTIONS:
         count = sum(1 for c in configs.values() if _applies(r, c))

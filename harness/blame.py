@@ -63,6 +63,31 @@ def harness_module(filename: str | None) -> str | None:
     return ".".join(("harness", *rel.with_suffix("").parts)).removesuffix(".__init__")
 
 
+LIBRARIES = ("executorch", "torch", "torchao")  # whose frames name where an error arose
+MAX_FRAMES = 16
+
+
+def backend_frames(root: BaseException) -> tuple[str, ...]:
+    """Where in torch or ExecuTorch an error arose: the frames of its traceback in those packages, innermost first,
+    each 'package/path.py:Qualname' with the class of `self` where it is another (an ArmPass method run for
+    SymbolicToTosaShapesPass: 'executorch/backends/arm/_passes/arm_pass.py:ArmPass.__call__[SymbolicToTosa...]').
+    No line numbers: a registry entry names a function, and lines move between releases."""
+    found = []
+    tb = root.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        parts = Path(code.co_filename).parts
+        top = max((i for i, part in enumerate(parts) if part in LIBRARIES), default=None)
+        if top is not None and code.co_filename.endswith(".py"):
+            name = f"{'/'.join(parts[top:])}:{getattr(code, 'co_qualname', code.co_name)}"
+            owner = type(tb.tb_frame.f_locals.get("self", None)).__name__
+            if "self" in tb.tb_frame.f_locals and owner not in name:
+                name += f"[{owner}]"
+            found.append(name)
+        tb = tb.tb_next
+    return tuple(reversed(found))[:MAX_FRAMES]
+
+
 def harness_origin(error: BaseException, root: BaseException) -> str | None:
     """The harness module that raised `error`'s root cause `root`; None when it is torch's or ExecuTorch's, or a
     verdict on them."""

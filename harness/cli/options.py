@@ -24,9 +24,9 @@ def target(p: argparse.ArgumentParser) -> None:
 
 def executorch(p: argparse.ArgumentParser) -> None:
     p.add_argument("--executorch", default="", metavar="SPEC", help="run against another ExecuTorch: a release "
-                   "('1.4.1', installed into a cache beside this one), a source checkout ('PATH': its working tree's "
-                   "backends/arm as it is now; 'PATH@REV': a commit of it) laid over the installed core, or "
-                   "'installed' (default)")
+                   "('1.4.1', installed into a cache beside this one), a source checkout ('PATH': its working tree as it "
+                   "is now; 'PATH@REV': a commit of it, read from git) whose Python core runs over the installed "
+                   "wheel's compiled parts, or 'installed' (default)")
 
 
 def db(p: argparse.ArgumentParser, records: bool = False) -> None:

@@ -12,7 +12,13 @@ meet (a test walks them):
 
 * an error or a rejection (`lowering_error`, `runner_error`, `not_delegated`):
   a regex over the case's reason (`error`, for every such outcome; `errors.<outcome>` for one),
-  which for `not_delegated` holds the partitioner's own message;
+  which for `not_delegated` holds the partitioner's own message, with `left_on_cpu`: each node the entry leaves
+  on the CPU and its own words (`harness.expectations.left_on_cpu`: another node left out for a reason of its
+  own is a new failure); and for a `lowering_error`, `frame`: where
+  it arises, a function, file or pass (or a list of them) that one of the error's frames in torch or
+  ExecuTorch must contain (`harness.blame.backend_frames`, measured on a case of the entry), so the same
+  message raised by another pass is a new failure (`from_check = true` instead where the error is the
+  harness's own check of the lowered graph, a wrong weight type or quantization, raised nowhere);
 * a `mismatch`: `[issue.mismatch]` bounds from the measured worst case with a
   stated margin (`harness.policy.expectations`): the largest error
   (`max_lsb` for INT schemes, `max_err` in DOT_PRODUCT units for float ones),
@@ -37,6 +43,7 @@ from pathlib import Path
 
 from harness.config import ConvConfig, parse_descriptor
 from harness.expectations.applies import Backend, Holds, holds, or_current
+from harness.expectations.left_on_cpu import causes, cpu_nodes
 from harness.policy.limits import TIERS
 
 REGISTRY = Path(__file__).with_name("known_issues.toml")
@@ -95,17 +102,38 @@ class KnownIssue:
     fields: tuple[tuple[str, tuple], ...] = ()  # config attribute -> allowed values
     strict: bool = True  # a matching case that passes is reported as fixed
     families: tuple[str, ...] = ()  # target families it is seen on ('tosa', 'ethos-u55', ...); () = every target
+    frame: tuple[str, ...] = ()  # an error entry: where it arises, one of these in one of the error's frames
+    from_check: bool = False  # its lowering_error is the harness's check of the lowered graph: raised nowhere
+    # a not_delegated entry: every compute node it leaves on the CPU (op -> the partitioner's reason, a regex);
+    # a case that leaves another node out, or one for another reason, is a new failure
+    left_on_cpu: tuple[tuple[str, re.Pattern], ...] = ()
+
+    def leaves_exactly(self, nodes: dict[str, str] | None) -> bool:
+        """Whether the nodes refused for a reason of their own are this entry's, each for its reason."""
+        wanted = dict(self.left_on_cpu)
+        found = causes(nodes) if nodes is not None else None
+        return found is not None and set(found) == set(wanted) and \
+            all(wanted[op].search(said) is not None for op, said in found.items())
 
     def error_for(self, outcome: str) -> re.Pattern | None:
         return dict(self.errors).get(outcome)
 
-    def explains(self, outcome: str, metrics: dict, reason: str = "") -> bool:
-        """Whether this entry accounts for a case that ended in `outcome` (its signature fits)."""
+    def explains(self, outcome: str, metrics: dict, reason: str = "", frames: tuple[str, ...] | None = None) -> bool:
+        """Whether this entry accounts for a case that ended in `outcome` (its signature fits). An entry with a
+        `frame` needs it among the error's frames: the same message from another pass is another failure
+        (`frames` None: a result from before frames were kept, where only the message can be checked)."""
         if outcome not in self.outcomes:
             return False
         pattern = self.error_for(outcome)
         if pattern is not None and pattern.search(reason) is None:
             return False
+        if self.frame and frames is not None and not any(s in f for s in self.frame for f in frames):
+            return False
+        if self.from_check and frames:  # the check's message, raised by torch or ExecuTorch: another failure
+            return False
+        if outcome == "not_delegated" and self.left_on_cpu:
+            if not self.leaves_exactly(cpu_nodes(reason)):
+                return False
         if outcome == "mismatch":
             return self.mismatch is not None and self.mismatch.admits(metrics)
         return pattern is not None
@@ -200,6 +228,24 @@ def parse_registry(text: str, source: str = "registry") -> tuple[KnownIssue, ...
             flags["mismatch"] = _bounds(where, entry.get("mismatch"))
         elif "mismatch" in entry:
             raise RegistryError(f"{where}: mismatch bounds on an entry that lists no mismatch outcome")
+        if "frame" in entry:
+            if not set(entry["outcomes"]) & {"lowering_error", "harness_error"}:
+                raise RegistryError(f"{where}: frame names where an error arises; its outcomes have no error frames")
+            frame = entry["frame"] if isinstance(entry["frame"], list) else [entry["frame"]]
+            if not frame or not all(isinstance(s, str) and s.strip() for s in frame):
+                raise RegistryError(f"{where}: frame must name a function, file or pass (a string or a list of "
+                                    f"them), not {entry['frame']!r}")
+            flags["frame"] = tuple(frame)
+        if "left_on_cpu" in entry:
+            table = entry["left_on_cpu"]
+            if entry["outcomes"] != ["not_delegated"] or not isinstance(table, dict) or not table:
+                raise RegistryError(f"{where}: left_on_cpu maps each op a not_delegated entry leaves on the CPU to "
+                                    f"its reason, e.g. {{ hardtanh = 'Node was not marked as quantized' }}")
+            flags["left_on_cpu"] = tuple((op, _regex(where, f"left_on_cpu.{op}", r)) for op, r in table.items())
+        if "from_check" in entry:
+            if not isinstance(entry["from_check"], bool) or "frame" in entry:
+                raise RegistryError(f"{where}: from_check is true or false, and an entry raised nowhere has no frame")
+            flags["from_check"] = entry["from_check"]
         if "families" in entry:
             families = entry["families"]
             if not isinstance(families, list) or not all(isinstance(f, str) for f in families):

@@ -119,7 +119,8 @@ def reclassify(r: CaseResult, backend=None) -> CaseResult:
     if actual is Outcome.EXPECTED_REJECTION or actual is Outcome.KNOWN_ISSUE:
         return r  # a result from before actual outcomes were kept: nothing to judge again
     reason = r.reason.split(" [a new failure")[0]
-    seen = Observation(actual, reason, r.rule, r.metrics, r.stage, reason, r.error_type)
+    seen = Observation(actual, reason, r.rule, r.metrics, r.stage, reason, r.error_type,
+                       None if r.error_frames is None else tuple(r.error_frames))
     family = TARGETS[r.target].family if r.target in TARGETS else "tosa"
     backend = backend if backend is not None else backend_of(r.versions, _tree_marker(r.versions))
     verdict = classify(parse_descriptor(r.descriptor), seen, family, backend)

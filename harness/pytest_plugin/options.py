@@ -33,7 +33,8 @@ def add_options(parser) -> None:
     g.addoption("--harness-db", default=DEFAULT_DB, metavar="PATH", help=f"run history (default: {DEFAULT_DB})")
     g.addoption("--harness-no-history", action="store_true", help="do not record the run in the history")
     g.addoption("--harness-executorch", default="", metavar="SPEC", help="run against another ExecuTorch: a release "
-                "(1.4.1), a source checkout (PATH, or PATH@REV) laid over the installed core")
+                "(1.4.1), a source checkout (PATH, or PATH@REV) whose Python core runs over the installed wheel's "
+                "compiled parts")
 
 
 def given(config) -> bool:

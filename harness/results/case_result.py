@@ -56,6 +56,9 @@ class CaseResult:
     issue: str = ""  # the registry entry (harness/expectations/known_issues.toml) that explains it, or went stale
     stage: str = ""  # the stage that failed (build, quantize, lower, run, compare; harness), '' if none did
     error_type: str = ""  # the class of the exception at the root of that failure
+    # Where in torch or ExecuTorch it arose, innermost first (harness.blame.backend_frames); None for a result
+    # written before frames were kept (a registry entry's frame cannot be checked on it).
+    error_frames: list[str] | None = None
     # Set when an expectation no longer holds: a registered known issue or a
     # documented rejection that did not happen. Such a case is not green.
     stale: str = ""

@@ -21,7 +21,7 @@ from harness.results.stages import HARNESS, LEGACY, STAGES
 SCHEMA_FILE = Path(__file__).with_name("schema.json")
 _STRING = {"type": "string"}
 _OUTCOMES = [o.value for o in Outcome]
-OPTIONAL = ("data_file", "output_sha256", "packed")  # added within version 2: lines written before lack them
+OPTIONAL = ("data_file", "output_sha256", "packed", "error_frames")  # added within version 2: lines written before lack them
 
 
 def results_schema() -> dict:
@@ -40,6 +40,7 @@ def results_schema() -> dict:
         "issue": _STRING,
         "stage": {"enum": ["", *STAGES, *LEGACY, HARNESS]},
         "error_type": _STRING,
+        "error_frames": {"type": ["array", "null"], "items": _STRING},
         "stale": _STRING,
         "canary": _STRING,
         "data_file": _STRING,

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import torch
 
-from harness.blame import harness_module, harness_origin, raising_frame
+from harness.blame import backend_frames, harness_module, harness_origin, raising_frame
 from harness.faults.canaries import injected
 from harness.config import ConvConfig
 from harness.judging import executors
@@ -141,7 +141,7 @@ def failed_observation(e: Exception, metrics: dict, evidence: Evidence) -> Obser
                                                             f"(during {e.stage})"),
                            metrics=metrics, stage=e.stage, error=f"{e.error} {cause}", error_type=type(cause).__name__)
     return Observation(stages.STAGE_OUTCOME[e.stage], _one_line(str(e)), metrics=metrics, stage=e.stage,
-                       error=f"{e.error} {cause}", error_type=type(cause).__name__)
+                       error=f"{e.error} {cause}", error_type=type(cause).__name__, frames=backend_frames(cause))
 
 
 def _cross_check(p: stages.Prepared, artifact, timings: dict):
@@ -224,7 +224,8 @@ def case_result(config: ConvConfig, settings: RunSettings, seen: Observation, ti
         config.descriptor, settings.seed, verdict.outcome, reason=verdict.reason, target=target.name,
         runner=target.runner, run_id=settings.run_id, actual_outcome=verdict.actual_outcome, rule=seen.rule,
         rejection=verdict.rejection, issue=verdict.issue, stale=verdict.stale, stage=seen.stage,
-        error_type=seen.error_type, canary=settings.canary, data_file=str(data_file), metrics=seen.metrics,
+        error_type=seen.error_type, error_frames=None if seen.frames is None else list(seen.frames),
+        canary=settings.canary, data_file=str(data_file), metrics=seen.metrics,
         tosa_ops=evidence.tosa_ops, conv_ops=evidence.conv_ops, timings_s=timings, versions=result_versions(),
         output_sha256=evidence.output_sha256, packed=packed,
     )

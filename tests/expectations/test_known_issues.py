@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 
 import pytest
 
@@ -133,3 +134,51 @@ def test_every_entry_matches_a_case_of_the_tier_it_names(issue):
     target = _target_for(issue)
     assert any(issue.matches(d, TARGETS[target].family, ANY) for d in _tier(issue.tier, target)), (
         f"{issue.id} names tier {issue.tier}, which has no case it matches: move it, or drop the entry")
+
+
+ERROR_ENTRIES = [i for i in registry() if "lowering_error" in i.outcomes]
+ELSEWHERE = ("executorch/backends/arm/_passes/some_other_pass.py:SomeOtherPass.call",
+             "torch/fx/interpreter.py:Interpreter.run_node[SomeOtherPass]")
+
+
+@pytest.mark.parametrize("issue", ERROR_ENTRIES, ids=lambda i: i.id)
+def test_an_error_entry_names_where_its_error_arises_and_a_frame_elsewhere_is_a_new_failure(issue):
+    """The entry's own message from another pass is another failure: every error entry names a frame (a function,
+    file or pass of the traceback, measured), and an observation whose frames lack it is not explained."""
+    import dataclasses
+
+    anything = dataclasses.replace(issue, errors=tuple((o, re.compile("")) for o, _ in issue.errors))
+    if issue.from_check:  # the harness's check of the lowered graph: the same words raised anywhere are not it
+        assert anything.explains("lowering_error", {}, "any message", None)
+        assert not anything.explains("lowering_error", {}, "any message", ELSEWHERE)
+        return
+    assert issue.frame, f"{issue.id} matches its message anywhere: name the frame it arises in (frame = ...)"
+    own = (ELSEWHERE[0], f"torch/x.py:f[{issue.frame[0]}]")
+    assert anything.explains("lowering_error", {}, "any message", own)
+    assert not anything.explains("lowering_error", {}, "any message", ELSEWHERE), \
+        f"{issue.id} explains an error raised elsewhere"
+    assert anything.explains("lowering_error", {}, "any message", None)  # a result from before frames were kept
+
+
+LEFT_ON_CPU = [i for i in registry() if "not_delegated" in i.outcomes]
+
+
+@pytest.mark.parametrize("issue", LEFT_ON_CPU, ids=lambda i: i.id)
+def test_a_left_on_the_cpu_entry_names_every_node_and_its_reason(issue):
+    """Another node left on the CPU, or a node refused for another reason, is a new failure even while the
+    registered line is in the partitioner's text."""
+    import dataclasses
+
+    assert issue.left_on_cpu, f"{issue.id} matches the partitioner's whole text: name each node (left_on_cpu = ...)"
+    anything = dataclasses.replace(issue, errors=tuple((o, re.compile("")) for o, _ in issue.errors),
+                                   left_on_cpu=tuple((op, re.compile("")) for op, _ in issue.left_on_cpu))
+    ops = [op for op, _ in issue.left_on_cpu]
+
+    def reason(nodes: list[str], said: str = "whatever") -> str:
+        return (f"left on CPU: {', '.join(f'aten.{op}.default' for op in nodes)}; the partitioner: "
+                + "; ".join(f"{op}: {said}" for op in nodes))
+
+    assert anything.explains("not_delegated", {}, reason(ops))
+    assert not anything.explains("not_delegated", {}, reason([*ops, "max_pool2d_with_indices"]))
+    assert not anything.explains("not_delegated", {}, reason(ops[1:] or ["relu"]))
+    assert not issue.explains("not_delegated", {}, reason(ops, "refused for another reason entirely"))

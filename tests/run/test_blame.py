@@ -104,3 +104,22 @@ def test_an_error_raised_while_an_executorch_module_imports_is_one_line_and_name
     assert found is not None and "no overload name 'Dimname'" in str(found)
     assert "does not import beside torch" in str(found)
     assert backend_load_error(raised("def f():\n    raise AttributeError('x')\nf()", "/o/harness/x.py")) is None
+
+
+def test_an_errors_frames_name_the_files_functions_and_passes_of_torch_and_executorch_it_went_through():
+    from harness.blame import backend_frames
+
+    code = ("class ArmPass:\n"
+            "    def __call__(self):\n"
+            "        return self.call()\n"
+            "class RewriteConvPass(ArmPass):\n"
+            "    def call(self):\n"
+            "        raise IndexError('tuple index out of range')\n")
+    namespace: dict = {}
+    exec(compile(code, "/site-packages/executorch/backends/arm/_passes/arm_pass.py", "exec"), namespace)
+    try:
+        namespace["RewriteConvPass"]()()
+    except IndexError as e:
+        frames = backend_frames(e)
+    assert frames == ("executorch/backends/arm/_passes/arm_pass.py:RewriteConvPass.call",
+                      "executorch/backends/arm/_passes/arm_pass.py:ArmPass.__call__[RewriteConvPass]")
