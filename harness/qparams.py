@@ -179,6 +179,13 @@ def conv_qparams(gm: torch.fx.GraphModule) -> list[ConvQParams | None]:
     return out
 
 
+def conv_output_quantize(quantized: QuantizedModel) -> torch.fx.Node:
+    """The quantize node of the conv under test's output, in the converted model's top-level graph."""
+    convs = [n for n in quantized.module.graph.nodes if n.op == "call_function" and n.target in _CONV_TARGETS]
+    conv = convs[quantized.conv_index]
+    return next(u for u in conv.users if u.target in (_Q.quantize_per_tensor.default,))
+
+
 def op_qparams(gm: torch.fx.GraphModule, op: str) -> tuple[list[TensorQParams | None], TensorQParams | None]:
     """The quantization around the first `aten.<op>` of a converted model: of each argument (None where it
     is not dequantized) and of its output (through a fused clamp). ValueError when the graph has no such op."""

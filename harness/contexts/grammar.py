@@ -331,7 +331,8 @@ class Composed(Context):
         return bool(self.norm) or super().has_bias(conv_bias)
 
     def int_tolerance(self, quantized, drift=None) -> int:
-        from harness.qparams import op_qparams
+        from harness.contexts.propagate import drift_to_output
+        from harness.qparams import conv_output_quantize, op_qparams
 
         t = 1.0
         if self.feed == "conv-in":  # element by element on the data where the judge gives `drift`
@@ -339,7 +340,11 @@ class Composed(Context):
         s = quantized.qparams.output.scale  # the conv's requantized output, through a fused clamp
         act = ACTIVATIONS[self.act] if self.act else None
         if act and act.aten:  # a TABLE from the conv's requantized output to its own
-            inputs, output = op_qparams(quantized.module, act.aten)
+            try:
+                inputs, output = op_qparams(quantized.module, act.aten)
+            except ValueError:  # the release decomposed it before quantizing: the graph, op by op, gives the bound
+                return math.ceil(drift_to_output(quantized.module, conv_output_quantize(quantized), t * s)
+                                 / quantized.output.scale)
             t, s = 1 + t * act.lipschitz * inputs[0].scale / output.scale, output.scale
         if self.pool and not POOLS[self.pool].max:  # an average is rounded again, on the same scale
             t += 1
