@@ -30,7 +30,8 @@ def cpu_nodes(reason: str) -> dict[str, str] | None:
         return None
     listed = [n.strip() for n in found.group(1).split(",") if not any(b in n for b in BOOKKEEPING)]
     ops = [n.split(".")[1] if n.count(".") >= 2 else n for n in listed]
-    said = dict(re.findall(r"(?:^|; )(\w+): (.*?)(?=; \w+: |$)", found.group(2) or ""))
+    said = {op: words for ops, words in re.findall(r"(?:^|; )(\w+(?:, \w+)*): (.*?)(?=; \w+(?:, \w+)*: |$)",
+                                                   found.group(2) or "") for op in ops.split(", ")}
     return {op: said.get(op, "") for op in [*ops, *(op for op in said if op not in ops)]}
 
 

@@ -31,6 +31,7 @@ from harness.run.evidence import Evidence, save
 from harness.run.settings import RunSettings
 from harness.expectations.applies import current as current_backend
 from harness.expectations.classify import Observation, classify
+from harness.expectations.left_on_cpu import BOOKKEEPING
 from harness.run.process import one_task, release_graph_caches, setup_process
 from harness.runners.base import RunnerError
 from harness.runners.registry import get_runner
@@ -73,12 +74,16 @@ def lowered_observation(artifact, metrics: dict, evidence: Evidence, config: Con
 
 
 def partitioner_said(rejected) -> str:
-    """The partitioner's reasons for the compute nodes it rejected ('target: reason; ...'), each reason once."""
-    reasons: dict[str, str] = {}
+    """The partitioner's reasons for the compute nodes it rejected ('target, target: reason; ...'), each reason
+    once with every node it was given for (`harness.expectations.left_on_cpu` reads them node by node)."""
+    reasons: dict[str, list[str]] = {}
     for _, target, reason in rejected:
-        if not any(b in target for b in ("quantize_per", "dequantize_per", "getitem")):
-            reasons.setdefault(" ".join(reason.split()), target.split(".")[-2] if "." in target else target)
-    return "; ".join(f"{target}: {reason}" for reason, target in reasons.items())
+        if not any(b in target for b in BOOKKEEPING):
+            op = target.split(".")[-2] if "." in target else target
+            ops = reasons.setdefault(" ".join(reason.split()), [])
+            if op not in ops:
+                ops.append(op)
+    return "; ".join(f"{', '.join(ops)}: {reason}" for reason, ops in reasons.items())
 
 
 def judged_observation(p: stages.Prepared, artifact, outputs, timings: dict, evidence: Evidence,
@@ -134,6 +139,9 @@ def failed_observation(e: Exception, metrics: dict, evidence: Evidence) -> Obser
         return Observation(Outcome.RUNNER_ERROR, _one_line(str(e)), metrics=metrics, stage="run", error=str(e),
                            error_type="RunnerError")
     evidence.traceback = "".join(traceback.format_exception(e.error))
+    if isinstance(e.error, stages.CaseBroken):  # what torch refused is what the harness built: its own mistake
+        return Observation(Outcome.HARNESS_ERROR, _one_line(f"harness: {e.error}"), metrics=metrics, stage=e.stage,
+                           error=str(e.error), error_type="CaseBroken")
     cause = stages.root_cause(e.error)
     module = harness_origin(e.error, cause)
     if module is not None:  # the harness's own code raised it, whichever stage was running: never the backend's
@@ -196,7 +204,42 @@ def run_configured(config: ConvConfig, settings: RunSettings, data_file: str = "
                            stage=HARNESS, error_type=type(e).__name__)
     release_graph_caches()
     timings["total"] = round(time.perf_counter() - start, 4)
-    return case_result(config, settings, seen, timings, evidence, data_file)
+    result = case_result(config, settings, seen, timings, evidence, data_file)
+    if not result.green and seen.outcome is not Outcome.HARNESS_ERROR:
+        changed = _speedups_changed(config, settings, seen, data_file)
+        if changed is not None:
+            result = case_result(config, settings, changed, timings, evidence, data_file)
+    return result
+
+
+def _signature(o: Observation) -> tuple:
+    """What a re-run must give again: outcome, stage, error class, and a mismatch's size (not the message's text,
+    which may hold object addresses)."""
+    return (o.outcome, o.stage, o.error_type, *(o.metrics.get(k) for k in ("max_lsb", "max_err", "n_over")))
+
+
+def _speedups_changed(config: ConvConfig, settings: RunSettings, seen: Observation, data_file: str) -> Observation | None:
+    """A case that is not green with speed-ups on is run again in the plain flow before the backend is blamed:
+    their proof is a small sample, and a speed-up that misbehaves outside it is the harness's failure. None when
+    the plain flow sees the same; else the harness_error that says what they changed."""
+    from harness.speedups import state
+
+    installed = state.current()
+    if installed is None or not installed.on:
+        return None
+    with state.suspended(), injected(settings.canary) if settings.canary else contextlib.nullcontext():
+        try:
+            plain = _observe(config, settings, {}, Evidence(), data_file)
+        except Exception as e:  # noqa: BLE001 - the plain flow's own failure is compared as any other
+            plain = Observation(Outcome.HARNESS_ERROR, _one_line(f"{type(e).__name__}: {e}"), stage=HARNESS,
+                                error_type=type(e).__name__)
+    release_graph_caches()
+    if _signature(plain) == _signature(seen):
+        return None
+    return Observation(Outcome.HARNESS_ERROR, _one_line(
+        f"harness: speed-ups ({', '.join(installed.on)}) changed this case: with them {seen.outcome.value} "
+        f"({seen.reason}); in the plain flow {plain.outcome.value} ({plain.reason or 'no reason'})"),
+        metrics=seen.metrics, stage=HARNESS, error_type="SpeedupChangedResult")
 
 
 def run_case(config: ConvConfig, seed: int = 0, target: str = DEFAULT_TARGET, keep_dir: str | Path | None = None,

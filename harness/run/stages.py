@@ -127,6 +127,23 @@ def _sized_tensors(variant: ConvConfig, nominal: CaseTensors, seed: int) -> Case
     return dataclasses.replace(make_tensors(variant, seed), weight=nominal.weight, bias=nominal.bias)
 
 
+class CaseBroken(RuntimeError):
+    """The case as the harness built it does not run in eager torch: its own mistake, whatever raised."""
+
+
+def runs_in_eager(model: CaseModule, runs) -> None:
+    """The module must run on the case's inputs at every size in eager torch before anything is lowered: a
+    model or inputs torch itself refuses are the harness's mistake (a build-stage failure, a harness_error),
+    not a failure of the quantizer or the lowering that would meet them first."""
+    for variant, tensors in runs:
+        try:
+            with torch.no_grad():
+                model(*tensors.inputs)
+        except Exception as e:  # noqa: BLE001 - whatever torch says, the case is broken
+            raise CaseBroken(f"the case's module does not run in eager torch at {_size(variant)}: "
+                             f"{type(e).__name__}: {e}") from e
+
+
 def prepare(config: ConvConfig, seed: int, target: Target, timings: dict[str, float] | None = None,
             data_file: str = "") -> Prepared:
     """`data_file`: where a `captured` case's tensors are."""
@@ -137,6 +154,7 @@ def prepare(config: ConvConfig, seed: int, target: Target, timings: dict[str, fl
     runs = ((config, tensors),) + tuple(
         (v, timed(BUILD, timings, _sized_tensors, v, tensors, seed)) for v in variants[1:]
     )
+    timed(BUILD, timings, runs_in_eager, model, runs)
     dims = export_dims(config)
     quantized = None
     program: torch.nn.Module = model

@@ -15,12 +15,13 @@ result carries (`versions['harness-speedups']`).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from harness.speedups.base import Undo, run_probe, undo_all
 from harness.speedups.catalog import SPEEDUPS
@@ -175,6 +176,30 @@ def install(prove: Callable[[], list[str]] | None = None, key_extra: dict | None
     order = [s.name for s in SPEEDUPS]
     _STATE = State(tuple(s.name for s in candidates), {n: off[n] for n in order if n in off}, proof)
     return _STATE
+
+
+_SUSPENDED = False
+
+
+def suspended_now() -> bool:
+    return _SUSPENDED
+
+
+@contextlib.contextmanager
+def suspended() -> Iterator[None]:
+    """The plain flow for a while: every speed-up that is on is undone, and installed again after. A case that
+    fails with them is run again without them before the backend is blamed (`harness.run.execute`)."""
+    global _UNDO, _SUSPENDED
+    if _STATE is None or not _STATE.on or _UNDO is None or _SUSPENDED:
+        yield
+        return
+    _UNDO()
+    _SUSPENDED = True
+    try:
+        yield
+    finally:
+        _SUSPENDED = False
+        _UNDO = undo_all([s.install() for s in SPEEDUPS if s.name in _STATE.on])
 
 
 def uninstall() -> None:

@@ -123,3 +123,50 @@ def test_an_errors_frames_name_the_files_functions_and_passes_of_torch_and_execu
         frames = backend_frames(e)
     assert frames == ("executorch/backends/arm/_passes/arm_pass.py:RewriteConvPass.call",
                       "executorch/backends/arm/_passes/arm_pass.py:ArmPass.__call__[RewriteConvPass]")
+
+
+def test_a_module_torch_refuses_in_eager_is_the_harnesss_mistake_not_the_backends():
+    """A bad value the harness hands torch (here, inputs of the wrong width) fails before anything is lowered,
+    in the build stage: a harness_error, where a lowering would have been blamed for meeting it first."""
+    import torch
+
+    from harness.config import parse_descriptor
+
+    c = parse_descriptor("conv2d_n1_ic4_oc8_g1_i6x6_k3x3_s1x1_p1x1_d1x1_b1_pmzeros_qfp32_dsnormal_cxnone")
+
+    class Sized:
+        inputs = (torch.zeros(1, 3, 6, 6),)  # three channels for a conv of four
+
+    model = torch.nn.Conv2d(4, 8, 3, padding=1)
+    try:
+        stages.timed(stages.BUILD, {}, stages.runs_in_eager, model, ((c, Sized),))
+    except stages.StageError as e:
+        seen = failed_observation(e, {}, Evidence())
+    assert seen.outcome is Outcome.HARNESS_ERROR and seen.stage == "build"
+    assert "does not run in eager torch at n1 i6x6: RuntimeError" in seen.reason
+
+
+def test_a_failure_the_plain_flow_does_not_see_is_the_speedups_not_the_backends(monkeypatch):
+    """A case that is not green with speed-ups on runs again without them; what they changed is the harness's."""
+    from harness.config import parse_descriptor
+    from harness.expectations.classify import Observation
+    from harness.run import execute
+    from harness.run.settings import RunSettings
+    from harness.speedups import state
+
+    c = parse_descriptor("conv2d_n1_ic4_oc8_g1_i6x6_k3x3_s1x1_p1x1_d1x1_b1_pmzeros_qfp32_dsnormal_cxnone")
+    wrong = Observation(Outcome.MISMATCH, "max_err 9 > 4", metrics={"max_err": 9.0, "n_over": 3})
+    right = Observation(Outcome.PASS, "", metrics={"max_err": 0.1, "n_over": 0})
+    monkeypatch.setattr(execute, "setup_process", lambda: None)
+    monkeypatch.setattr(state, "_STATE", state.State(on=("skip_retrace",)))
+    monkeypatch.setattr(state, "_UNDO", lambda: None)
+    monkeypatch.setattr(state, "SPEEDUPS", ())
+
+    monkeypatch.setattr(execute, "_observe", lambda *a: right if state.suspended_now() else wrong)
+    r = execute.run_configured(c, RunSettings(0))
+    assert r.outcome is Outcome.HARNESS_ERROR and r.error_type == "SpeedupChangedResult"
+    assert "speed-ups (skip_retrace) changed this case: with them mismatch (max_err 9 > 4); in the plain flow pass" in r.reason
+
+    monkeypatch.setattr(execute, "_observe", lambda *a: wrong)  # the plain flow sees it too: the backend's
+    r = execute.run_configured(c, RunSettings(0))
+    assert r.outcome is Outcome.MISMATCH and r.reason == "max_err 9 > 4"
