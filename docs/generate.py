@@ -77,7 +77,9 @@ def findings() -> str:
            "# Findings: what the harness found in ExecuTorch, and what the backend documents it refuses\n\n"]
     entries = registry()
     out.append(f"{len(entries)} known issues and {len(REJECTIONS)} documented rejections. A known issue turns "
-               "only the failure it describes into `known_issue` (its signature: an error pattern, or mismatch "
+               "only the failure it describes into `known_issue` (its signature: an error pattern with the frame it "
+               "arises in or the nodes it leaves on the CPU, a mechanism replayed (`harness/judging/replays.py`) "
+               "whose output the target's must be, or mismatch "
                "bounds from the measured worst case); a matching case that passes is reported as fixed.\n\n")
     out.append("## Known issues\n\n")
     rows = []

@@ -50,7 +50,7 @@ REGISTRY = Path(__file__).with_name("known_issues.toml")
 ERROR_OUTCOMES = ("lowering_error", "runner_error", "not_delegated")
 OUTCOMES = (*ERROR_OUTCOMES, "mismatch")
 LOCI = ("border", "interior", "any")
-_MISMATCH_KEYS = {"max_lsb", "max_err", "max_share", "min_sqnr_db", "locus", "measured"}
+_MISMATCH_KEYS = {"max_lsb", "max_err", "max_share", "min_sqnr_db", "locus", "measured", "replay"}
 
 
 class RegistryError(ValueError):
@@ -62,14 +62,19 @@ class MismatchBounds:
     """The worst a registered mismatch may be; anything beyond is a new failure."""
 
     max_share: float  # n_over / n_total
-    locus: str  # 'border', 'interior' or 'any'
+    locus: str  # "border", "interior" or "any"; "mechanism" for a replay: where the mechanism puts it
     measured: str  # where the bounds come from
     max_lsb: float | None = None  # INT schemes: largest error in output steps
     max_err: float | None = None  # float schemes: largest |err| in DOT_PRODUCT units
     min_sqnr_db: float | None = None  # INT schemes: the SQNR against fp32 may not drop below this
 
+    replay: str = ""  # a registered mechanism (harness.judging.replays): the output must be what it predicts
+
     def admits(self, metrics: dict) -> bool:
-        """Whether a mismatch with these metrics lies inside the bounds."""
+        """Whether a mismatch with these metrics lies inside the bounds. With a replay, only an output within the
+        case's own fake-quant tolerance of the mechanism's replay is: every element where the mechanism puts it."""
+        if self.replay:
+            return bool(metrics.get("replays", {}).get(self.replay, {}).get("fits"))
         if self.max_lsb is not None and metrics.get("max_lsb", float("inf")) > self.max_lsb:
             return False
         if self.max_err is not None and metrics.get("max_err", float("inf")) > self.max_err:
@@ -182,6 +187,12 @@ def _bounds(where: str, table) -> MismatchBounds:
     unknown = set(table) - _MISMATCH_KEYS
     if unknown:
         raise RegistryError(f"{where}: unknown mismatch key(s) {sorted(unknown)}; allowed: {', '.join(sorted(_MISMATCH_KEYS))}")
+    if "replay" in table:  # the mechanism is the bound: nothing else to admit
+        extra = set(table) - {"replay", "measured"}
+        if extra or not isinstance(table["replay"], str) or not table["replay"] or "measured" not in table:
+            raise RegistryError(f"{where}: a replayed mismatch names its replay (harness.judging.replays) and what "
+                                f"was measured, nothing else (not {sorted(extra)})")
+        return MismatchBounds(1.0, "mechanism", " ".join(str(table["measured"]).split()), replay=table["replay"])
     if "max_lsb" not in table and "max_err" not in table:
         raise RegistryError(f"{where}: mismatch bounds need max_lsb (INT) or max_err (float)")
     for key in ("max_share", "locus", "measured"):

@@ -34,7 +34,7 @@ from harness.build.data import CaseTensors, scheme_dtype
 from harness.build.model import CaseModule
 from harness.config import ConvConfig
 from harness.conv_ref import border_mask
-from harness.judging import compare, oracles, requant
+from harness.judging import compare, oracles, replays, requant
 from harness.policy.schemes import DOT_PRODUCT_CAST_RULE, SCHEMES, sqnr_floor
 from harness.policy.tolerances import MAX_LSB_EXACT
 from harness.qparams import QuantizedModel
@@ -76,6 +76,7 @@ class Judge:
         self.context = model.context
         self.acc = min((a.lower() for a in acc_types if a.lower() in compare.FP_FORMATS),
                        key=lambda a: compare.FP_FORMATS[a][0], default="fp32")
+        self.inputs = tensors.inputs
         self.eager = oracles.eager_fp32(model, tensors.inputs)
         self.border = border_mask(config).numpy()
         self.int_ref: oracles.IntReference | None = None
@@ -191,6 +192,9 @@ class Judge:
             metrics["rescale"] = {"bits": self.int_ref.bits, "multipliers": list(self.int_ref.multipliers[:4]),
                                   "shifts": list(self.int_ref.shifts[:4])}
         if reasons:
+            fitted = replays.fits(self.config, self.quantized, self.inputs, out, self.tolerance)
+            if fitted:  # which registered mechanisms this wrong output is (harness.judging.replays)
+                metrics["replays"] = fitted
             return Judgement(Outcome.MISMATCH, rule, "; ".join(reasons), metrics)
         degenerate = compare.degenerate_reason(self.reference, oq.qmin, oq.qmax, oq.zero_point)
         return Judgement(Outcome.MISTRUSTED if degenerate else Outcome.PASS, rule, degenerate, metrics)
@@ -213,6 +217,9 @@ class Judge:
             if reasons:
                 self._localize(metrics, inexact.numpy() if exact_rule else self._over_limit(output, ks))
         if reasons:
+            fitted = replays.float_fits(self.model, self.inputs, lambda ref: self._passes_against(output, ref, ks))
+            if fitted:  # which registered mechanisms this wrong output is (harness.judging.replays)
+                metrics["replays"] = fitted
             return Judgement(Outcome.MISMATCH, rule, "; ".join(reasons), metrics)
         degenerate = compare.degenerate_reason(self.reference)
         return Judgement(Outcome.MISTRUSTED if degenerate else Outcome.PASS, rule, degenerate, metrics)
@@ -224,6 +231,15 @@ class Judge:
                                             s.conv_format, self.roundings)
         return compare.dot_product(output, self.ref64, self.bound, ks, self.has_bias, s.name, self.acc,
                                    self.roundings)
+
+    def _passes_against(self, output: torch.Tensor, reference: torch.Tensor, ks: int) -> tuple[bool, float | None]:
+        """The rule's verdict on `output` against another fp64 reference (a replayed mechanism's), same bound."""
+        saved, self.ref64 = self.ref64, reference
+        try:
+            verdict = self._dot_product_rule(output, ks)
+        finally:
+            self.ref64 = saved
+        return verdict.passed, verdict.metrics.get("max_err")
 
     def _exact_rule(self) -> bool:
         """Exact data, exact arithmetic, and every partial sum (an integer no

@@ -35,6 +35,9 @@ METRICS: dict[str, Metric] = {
     "sqnr_floor_db": Metric("number", "the scheme's SQNR floor for this data set"),
     "clamp_share": Metric("number", "share of reference codes at the output type's limits"),
     "rescale": Metric("object", "the integer-exact oracle's RESCALE: bits, first multipliers and shifts"),
+    "replays": Metric("object", "a mismatch: each registered mechanism that applies, replayed on the fake-quant "
+                                "model (harness.judging.replays): name -> max_lsb from its output, fits (within "
+                                "the case's fake-quant tolerance)"),
     "qparams": Metric("object", "the quantizer's parameters of the conv under test: input, output, weight, bias"),
     # Float: the DOT_PRODUCT rule
     "max_err": Metric("number", "largest |err| in the rule's units (fp8: in units of each element's limit)"),

@@ -26,7 +26,7 @@ def test_every_registry_entry_has_a_signature_for_each_outcome(issue):
             assert not any(pattern.search(text) for text in UNRELATED), f"{issue.id}: {pattern.pattern} matches anything"
         if outcome == "mismatch":
             b = issue.mismatch
-            assert b is not None and (b.max_lsb is not None or b.max_err is not None) and b.max_share <= 1
+            assert b is not None and (b.max_lsb is not None or b.max_err is not None or b.replay) and b.max_share <= 1
             assert "PROVISIONAL" not in b.measured and len(b.measured) > 20, f"{issue.id}: say what the bounds come from"
     assert str(issue.holds).startswith("executorch ")
 
@@ -61,8 +61,8 @@ def test_a_registered_crash_with_another_message_is_a_new_failure():
 
 
 def test_a_registered_mismatch_beyond_its_bounds_is_a_new_failure():
-    issue = _issue("int-fused-relu-shared-qparams")
-    c = _case("conv2d_n1_ic8_oc8_g1_i12x12_k3x3_s1x1_p1x1_d1x1_b1_pmzeros_qa8w8_dsnormal_cxrelu-cat")
+    issue = _issue("int-layout-op-requantize-dropped")
+    c = _case("conv2d_n1_ic8_oc8_g1_i12x12_k3x3_s1x1_p1x1_d1x1_b1_pmreplicate_qa8w8_dsnormal_cxpermute-in")
     b = issue.mismatch
     inside = {"max_lsb": b.max_lsb, "n_over": 10, "n_total": 1000, "sqnr_db": (b.min_sqnr_db or 0) + 1,
               "where": {"border": 3, "interior": 7}}
@@ -75,6 +75,16 @@ def test_a_registered_mismatch_beyond_its_bounds_is_a_new_failure():
         got = classify(c, Observation(Outcome.MISMATCH, "vs fake-quant: ...", metrics={**inside, **worse}), "tosa",
                        Backend("1.5.1"))
         assert got.outcome is Outcome.MISMATCH and "a new failure" in got.reason, worse
+
+
+def test_a_replayed_mismatch_is_explained_only_where_the_output_is_the_mechanisms():
+    issue = _issue("int-fused-relu-shared-qparams")
+    c = _case("conv2d_n1_ic8_oc8_g1_i12x12_k3x3_s1x1_p1x1_d1x1_b1_pmzeros_qa8w8_dsnormal_cxrelu-cat")
+    name = issue.mismatch.replay
+    for fit, expected in ((True, Outcome.KNOWN_ISSUE), (False, Outcome.MISMATCH)):
+        metrics = {"max_lsb": 94, "replays": {name: {"max_lsb": 0 if fit else 5, "fits": fit}}}
+        got = classify(c, Observation(Outcome.MISMATCH, "vs fake-quant: ...", metrics=metrics), "tosa", Backend("1.5.1"))
+        assert got.outcome is expected, got.reason
 
 
 def test_a_border_only_mismatch_inside_the_image_is_a_new_failure():
