@@ -24,6 +24,7 @@ import pytest
 
 from harness.config import ConfigError, ConvConfig, parse_descriptor
 from harness.pytest_plugin import options, packs, recorder
+from harness.cli.common import EXIT_ENVIRONMENT
 from harness.results.case_result import new_run_id
 
 
@@ -132,11 +133,39 @@ def _case_of(item) -> ConvConfig | None:
     return callspec.params.get("conv_case") if callspec is not None else None
 
 
+def _prove(config) -> None:
+    """Before the first case, once per session: the controls and the canary (harness.schedule.proof), run in
+    this process. A control that fails or a canary that is missed stops the session with its own exit code,
+    nothing blamed on the backend. A canary run (--harness-canary) is itself the experiment: no proof."""
+    if getattr(config, "_harness_proven", False) or config.getoption("harness_canary"):
+        return
+    config._harness_proven = True
+    from harness.schedule.proof import EnvironmentBroken, prove_here
+
+    run = recorder.proof_runner(config)
+    try:
+        proof = prove_here(config.getoption("harness_target"), run)
+    except EnvironmentBroken as e:
+        pytest.exit(str(e), returncode=EXIT_ENVIRONMENT)
+    tr = config.pluginmanager.get_plugin("terminalreporter")
+    if tr is not None:
+        tr.write_line(f"harness: {proof.line()}")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node, ids):
+    """The xdist controller collects nothing: the first worker's collection says whether cases will run."""
+    if any("test_case[" in i for i in ids):
+        _prove(node.config)
+
+
 def pytest_collection_finish(session):
     """The packs this process runs: the selection's packs, less what -k, --lf or --sw deselected."""
     config = session.config
     selected = [c for c in map(_case_of, session.items) if c is not None]
     config._harness_selected = selected
+    if selected and not hasattr(config, "workerinput"):  # a session without xdist proves itself here
+        _prove(config)
     together = selected and _packs_together(config)
     config._harness_run_packs = packs.surviving(_packs(config), [c.descriptor for c in selected]) if together else []
 
@@ -156,10 +185,15 @@ def pytest_sessionfinish(session, exitstatus):
     if hasattr(config, "workerinput") or not hasattr(config, "_harness_run_id"):
         return  # workers leave merging to the controller
     interrupted = exitstatus == pytest.ExitCode.INTERRUPTED or bool(session.shouldstop)
+    why = ""
     try:
-        line = recorder.finish(config, lambda: _cases(config), interrupted)
+        line, why = recorder.finish(config, lambda: _cases(config), interrupted)
     except recorder.UsageError as e:
         line = f"harness: the run history could not be closed: {e}"
     tr = config.pluginmanager.get_plugin("terminalreporter")
     if line and tr is not None:
         tr.write_line(line)
+    if why and not interrupted:  # every case skipped or stopped before the runner: this run proves nothing
+        session.exitstatus = EXIT_ENVIRONMENT
+        if tr is not None:
+            tr.write_line(f"harness: {why}: this run is not green (exit {EXIT_ENVIRONMENT})")

@@ -74,14 +74,27 @@ class HarnessRun:
             self._history.close()
 
 
-def finish(config, cases: Callable[[], list[ConvConfig]], interrupted: bool) -> str:
+def proof_runner(config) -> Callable[[str, str], CaseResult]:
+    """How the session's proof runs a case here: the session's seed and target, nothing recorded."""
+    from harness.config import parse_descriptor
+    from harness.run.execute import run_configured
+
+    o = config.getoption
+
+    def run(descriptor: str, canary: str) -> CaseResult:
+        return run_configured(parse_descriptor(descriptor), RunSettings(o("harness_seed"), o("harness_target"),
+                                                                        None, canary, config._harness_run_id))
+    return run
+
+
+def finish(config, cases: Callable[[], list[ConvConfig]], interrupted: bool) -> tuple[str, str]:
     """Merge the workers' parts in selection order, close the run in the history (`interrupted`: Ctrl-C, -x,
     --sw stopped it; a -k that selects fewer cases does not), write the summary; the line to print ('' when no
-    case ran)."""
+    case ran), and why no case ran on the target's runner ('' when some did; harness.schedule.proof)."""
     results = Path(config.getoption("harness_results"))
     parts = sorted(results.parent.glob(f"{results.stem}.{config._harness_run_id}.*.part{results.suffix}"))
     if not parts:
-        return ""
+        return "", ""
     order = [c.descriptor for c in cases()]
     merged = merge(parts, results, order)
     for p in parts:
@@ -94,5 +107,7 @@ def finish(config, cases: Callable[[], list[ConvConfig]], interrupted: bool) -> 
     from harness.report.summary import summarize
 
     (results.parent / "summary.md").write_text(summarize(merged, "pytest sweep"))
+    from harness.schedule.proof import nothing_ran
+
     counts = ", ".join(f"{n} {k}" for k, n in outcome_counts(merged).items())
-    return f"harness: {len(merged)} case results ({counts}) -> {results}"
+    return f"harness: {len(merged)} case results ({counts}) -> {results}", nothing_ran(merged)

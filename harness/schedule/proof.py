@@ -13,6 +13,7 @@ recorded; the proof's are in its one line.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 from harness.config import parse_descriptor
 from harness.policy.controls import CANARY_CASES, CONTROLS, PROOF_CANARY
@@ -82,6 +83,15 @@ class Proof:
         elif self.canary:
             parts.append(f"the canary {PROOF_CANARY} was caught ({self.canary})")
         return "environment: " + "; ".join(parts)
+
+
+def prove_here(target: str, run: Callable[[str, str], CaseResult]) -> Proof:
+    """The proof run in this process, one case after the other (`run(descriptor, canary)`: its result), for a
+    run whose cases are not this module's tasks (a pytest session). EnvironmentBroken when it fails."""
+    proof = Proof.for_target(target)
+    for task in proof.tasks(set()):
+        proof.take(run(task.descriptors[0], task.canary))
+    return proof
 
 
 EXECUTED = ("pass", "mismatch", "mistrusted", "runner_error")  # the runner ran the program (or refused it)

@@ -169,3 +169,42 @@ def test_the_plugin_runs_from_outside_the_repository_through_its_entry_point(tmp
                           "harness.pytest_plugin.test_cases", "--harness-case", PACKABLE[1]],
                          cwd=tmp_path, capture_output=True, text=True)
     assert off.returncode == 4 and "unrecognized arguments: --harness-case" in off.stderr, off.stderr[-2000:]
+
+
+def _proof_run(tmp_path: Path, seed: int, *extra: str) -> subprocess.CompletedProcess:
+    args = [sys.executable, "-m", "pytest", "tests/test_sweep.py", "-q", "-p", "tests.pytest_plugin.broken_proof",
+            "--harness-seed", str(seed), "--harness-results", str(tmp_path / "r.jsonl"), "--harness-no-history",
+            "--harness-case", CASES[2], *extra]
+    return subprocess.run(args, cwd=ROOT, capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("seed,why", [(1, "the control conv2d_"), (2, "the canary pad-off-by-one was not caught")])
+def test_a_session_starts_with_its_proof_and_a_broken_environment_stops_it_with_its_code(tmp_path, seed, why):
+    proc = _proof_run(tmp_path, seed)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 3, out[-3000:]
+    assert "the harness or this environment is broken: " + why in out and "nothing was blamed on the backend" in out
+    assert "passed" not in out.splitlines()[-1], "no case ran after the proof failed"
+
+
+def test_a_session_whose_proof_holds_says_so_before_its_cases(tmp_path):
+    proc = _proof_run(tmp_path, 0, "-n", "2")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-3000:]
+    assert "harness: environment: 6 of 6 controls passed; the canary pad-off-by-one was caught (mismatch)" in out
+
+
+def test_a_session_in_which_every_case_was_skipped_is_not_green(tmp_path):
+    """No FVP here: the case is skipped, the proof's controls too; a session that ran nothing exits 3."""
+    from harness.runners.registry import get_runner
+
+    fvp = get_runner("fvp").available("ethos-u55")
+    if fvp.ok:
+        pytest.skip("an FVP is installed here: its cases run")
+    args = [sys.executable, "-m", "pytest", "tests/test_sweep.py", "-q", "--harness-target", "ethos-u55-128-fvp",
+            "--harness-results", str(tmp_path / "r.jsonl"), "--harness-no-history",
+            "--harness-case", "conv2d_ic8_oc8_i12x12_k3_s1_p1_qa8w8"]
+    proc = subprocess.run(args, cwd=ROOT, capture_output=True, text=True)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 3, out[-3000:]
+    assert "no case ran on the target's runner: 1 of 1 skipped" in out and "this run is not green (exit 3)" in out

@@ -72,3 +72,19 @@ def test_a_broken_control_or_a_missed_canary_stops_the_run_and_blames_nothing(tm
 def test_a_sweep_in_which_every_case_is_skipped_is_not_green(tmp_path):
     done = run_sweep(_request(tmp_path, seed=3))
     assert not done.green and done.nothing_ran.startswith("no case ran on the target's runner: ")
+
+
+def test_the_proof_runs_in_this_process_for_a_session_that_schedules_its_own_cases():
+    from harness.config import parse_descriptor
+    from harness.run.settings import RunSettings
+    from harness.schedule.proof import prove_here
+    from tests.broken_env_case import run_case
+
+    def run_with(seed):
+        return lambda d, canary: run_case(parse_descriptor(d), RunSettings(seed, "tosa", None, canary, "r"))
+
+    assert prove_here("tosa", run_with(0)).line().startswith("environment: 6 of 6 controls passed")
+    with pytest.raises(EnvironmentBroken, match="the control"):
+        prove_here("tosa", run_with(1))
+    with pytest.raises(EnvironmentBroken, match="canary pad-off-by-one was not caught"):
+        prove_here("tosa", run_with(2))
