@@ -69,7 +69,7 @@ def main() -> int:
 
     from harness.bisect.shrink import shrink, size
     from harness.faults.canaries import CANARIES
-    from harness.tiers.sweeps import sweep
+    from harness.cases.sweeps import sweep
     from harness.run.execute import run_case
 
     cases = sweep("smoke", target="tosa")

@@ -28,7 +28,7 @@ MIB = 1 << 20
 
 
 def _startup(method: str, workers: int = 3) -> list[float]:
-    from harness.tiers.sweeps import sweep
+    from harness.cases.sweeps import sweep
     from harness.run.settings import RunSettings
     from harness.schedule.parallel import WorkerStats, run_parallel
 
@@ -71,7 +71,7 @@ def main() -> int:
         print(table(args.table))
         return 0
 
-    from harness.tiers.sweeps import sweep
+    from harness.cases.sweeps import sweep
     from harness.policy.limits import WORKER_RECYCLE_RSS
     from harness.run.settings import RunSettings
     from harness.schedule.parallel import WorkerStats, run_parallel

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.layers import LAYERS
+
 ROOT = Path(__file__).resolve().parents[1] / "harness"
 MAX_LINES = 400
 # What judging must never reach, directly or through anything it imports.
@@ -77,43 +79,6 @@ def test_the_import_graph_has_no_circle():
     assert not circles, f"modules importing each other (directly or not): {circles}"
 
 
-# The layers, bottom first: each package of harness (or top-level module) may import only from those below it.
-LAYERS: tuple[tuple[str, str], ...] = (
-    ("quiet", "the libraries' known noise, filtered where it arises"),
-    ("descriptor", "the descriptor grammar and ConfigError: words, no harness import"),
-    ("blame", "whose an exception is; the Verdict and BackendImportError types"),
-    ("qparams", "quantization parameters read from a converted graph: neutral for the judge"),
-    ("tools", "where a target's command-line tool is: on PATH or beside this Python"),
-    ("policy", "schemes, targets, tolerances, limits, margins: policy as data"),
-    ("overlays", "which ExecuTorch is imported: releases and source trees"),
-    ("contexts", "graph contexts: every fact of one, torch reached lazily"),
-    ("config", "ConvConfig and its validation"),
-    ("networks", "real networks built without weights, and their convs"),
-    ("conv_ref", "the conv in fp64, the reference every oracle builds on"),
-    ("results", "CaseResult, metrics, the results file"),
-    ("faults", "canaries and mutants: what a run may inject"),
-    ("expectations", "known issues, documented rejections, classification, per release"),
-    ("tiers", "the case space: which cases a run runs"),
-    ("build", "the build stage: tensors and module of a case"),
-    ("speedups", "patches of torch and ExecuTorch internals, each probed"),
-    ("tosa", "reading TOSA flatbuffers"),
-    ("targets", "the ExecuTorch side of each target"),
-    ("runners", "executing a lowered program"),
-    ("judging", "the oracles and rules: never the lowering, a target or ExecuTorch"),
-    ("lowering", "quantize, export, lower"),
-    ("run", "one case: its stages, composed; a pack; the process"),
-    ("history", "the run history"),
-    ("schedule", "many cases: workers, a cluster, resuming, the sweep"),
-    ("repro", "a standalone script of a case"),
-    ("mutation", "mutation campaigns over tiers"),
-    ("bisect", "from a wrong number to its cause"),
-    ("report", "summary, HTML, JUnit, diffs"),
-    ("cli", "the command line"),
-    ("pytest_plugin", "the pytest plugin: options, packs kept on a worker, results merged"),
-    ("__main__", "python -m harness"),
-)
-
-
 def _layer(module: str) -> str:
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else parts[0]
@@ -145,7 +110,7 @@ def test_judging_reaches_neither_lowering_nor_targets_nor_executorch(module):
 
 TORCH_FREE = """
 import sys
-from harness.tiers.selection import select
+from harness.cases.selection import select
 from harness.expectations.known_issues import registry
 from harness.history.db import History
 from harness.history.diff import diff
@@ -205,3 +170,17 @@ def test_no_package_folder_is_ignored_by_git():
                if subprocess.run(["git", "-C", str(ROOT.parent), "check-ignore", "-q", "--no-index",
                                   str(f.relative_to(ROOT.parent) / "new.py")]).returncode == 0]
     assert not ignored, f"git ignores new files in {ignored}: anchor the .gitignore pattern"
+
+
+# The design card fixes the project's top level; the case space lives in harness/cases/, the executors in
+# harness/runners/, a run's output under reports/.
+CARD = {"harness": "dir", "harness/cases": "package", "harness/runners": "package", "reports": "dir",
+        "conftest.py": "file", "tox.ini": "file"}
+
+
+@pytest.mark.parametrize("path,kind", CARD.items())
+def test_the_design_cards_top_level_is_there(path, kind):
+    where = ROOT.parent / path
+    assert where.is_file() if kind == "file" else where.is_dir(), f"the design card's {path} is gone"
+    if kind == "package":
+        assert (where / "__init__.py").is_file() and len(list(where.glob("*.py"))) > 1, f"{path} holds no modules"

@@ -36,7 +36,7 @@ def _print_stats(configs) -> None:
 
 
 def cmd_list(args) -> int:
-    from harness.tiers.selection import select
+    from harness.cases.selection import select
 
     configs = select(args.sweep, args.random, args.seed, args.filter, args.shard, args.target)
     if args.stats:
@@ -62,7 +62,7 @@ def cmd_list(args) -> int:
 
 def _print_classes(configs) -> None:
     """Each structural class with its case count, then what each fact takes per conv kind."""
-    from harness.tiers.classes import classes, marginals
+    from harness.cases.classes import classes, marginals
 
     counted = classes(configs)
     for name, n in sorted(counted.items()):
@@ -77,9 +77,9 @@ def _print_classes(configs) -> None:
 def _print_crossing(configs) -> None:
     """How much of the crossing (axis class x group kind x bias, per position) the cases cover, and what the
     crossing leaves out on purpose."""
-    from harness.tiers.crossed import LEFT_OUT, coverage
+    from harness.cases.crossed import LEFT_OUT, coverage
 
-    print("crossing (harness.tiers.crossed): axis class x group kind x bias, per conv kind and position")
+    print("crossing (harness.cases.crossed): axis class x group kind x bias, per conv kind and position")
     for row in coverage(configs):
         share = row["covered"] / row["expected"]
         missing = f"; e.g. missing {', '.join(f'{a} {g} b{b}' for a, g, b in row['missing'])}" if row["missing"] else ""
@@ -181,9 +181,9 @@ def add_parsers(sub) -> dict:
     ls.add_argument("--json", action="store_true", help="one JSON object per line with the config fields")
     ls.add_argument("--stats", action="store_true", help="counts per rank, expected TOSA op, scheme, context, data set, dynamic dims")
     ls.add_argument("--classes", action="store_true", help="the structural classes the cases cover "
-                    "(harness/tiers/classes.py), with counts, and the values each fact takes")
+                    "(harness/cases/classes.py), with counts, and the values each fact takes")
     ls.add_argument("--html", metavar="FILE", help="with --classes: also write the crossing the cases cover as an "
-                    "HTML page of tables, per conv kind and position (harness/tiers/crossed.py)")
+                    "HTML page of tables, per conv kind and position (harness/cases/crossed.py)")
 
     run = sub.add_parser("run", help="run one case and print its outcome, metrics and TOSA ops")
     run.add_argument("descriptor", help="case descriptor, e.g. conv2d_ic8_oc16_i32x32_k3x3_s2_p1_qa8w8")

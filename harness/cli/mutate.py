@@ -55,7 +55,7 @@ def add_parsers(sub) -> dict:
 
 def cmd_mutate(args) -> int:
     from harness.schedule.packing import check_pack_size
-    from harness.tiers.sweeps import SWEEPS
+    from harness.cases.sweeps import SWEEPS
     from harness.faults.catalog import mutant_name, mutants_of, parse_name
     from harness.mutation.run import check_modules
 

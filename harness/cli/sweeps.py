@@ -140,7 +140,7 @@ def cmd_nightly(args) -> int:
 
 
 def cmd_merge(args) -> int:
-    from harness.tiers.selection import select
+    from harness.cases.selection import select
     from harness.history.ingest import merge_shards
 
     expected = None

@@ -6,8 +6,8 @@ per conv, the config it runs: rank, channels, groups, input size, kernel,
 stride, padding, dilation, bias; and what the network puts around it, spelled
 in the context grammar, with what the grammar cannot spell and why
 (`harness.networks.neighbours`). `python -m harness.networks.convs --write`
-stores them in harness/tiers/models.json, which the strategy reads without
-torch; tests/tiers/test_models.py checks the file against the definitions.
+stores them in harness/cases/models.json, which the strategy reads without
+torch; tests/cases/test_models.py checks the file against the definitions.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ NETWORKS = {  # name -> factory (module:function), in the order the strategy tak
     "resnet8": "harness.networks.tiny:resnet8",
     "m5": "harness.networks.kws:m5",
 }
-DATA = Path(__file__).resolve().parents[1] / "tiers" / "models.json"
+DATA = Path(__file__).resolve().parents[1] / "cases" / "models.json"
 
 
 def _axes(values) -> str:
@@ -77,7 +77,7 @@ def extract_all() -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="write (or check) harness/tiers/models.json")
+    parser = argparse.ArgumentParser(description="write (or check) harness/cases/models.json")
     parser.add_argument("--write", action="store_true", help="write the file (default: print)")
     args = parser.parse_args(argv)
     text = json.dumps(extract_all(), indent=0) + "\n"

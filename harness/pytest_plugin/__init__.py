@@ -36,7 +36,7 @@ def _cases(config) -> list[ConvConfig]:
     """The selected cases (computed once); a bad descriptor, tier or canary is a one-line usage error."""
     if not hasattr(config, "_harness_cases"):
         from harness.policy.targets import check_case, check_tools, get_target
-        from harness.tiers.selection import select
+        from harness.cases.selection import select
 
         o = config.getoption
         try:

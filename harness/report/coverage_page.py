@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.tiers.crossed import LEFT_OUT, grid
+from harness.cases.crossed import LEFT_OUT, grid
 
 
 def render(configs: list, title: str) -> str:

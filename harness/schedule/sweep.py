@@ -16,7 +16,7 @@ from typing import Callable
 
 from harness.blame import BackendImportError
 from harness.schedule.packing import check_pack_size
-from harness.tiers.selection import select
+from harness.cases.selection import select
 from harness.config import ConfigError
 from harness.history.db import BROKEN, COMPLETE, INTERRUPTED, History, RunInfo
 from harness.policy.limits import case_time_limit

@@ -165,7 +165,7 @@ def _fill(arg: str, files: dict) -> str:
 
 @pytest.mark.parametrize("verb, args, where", [
     ("report", ["last", "--db", "{h.sqlite}", "--out", "{dir}/r"], ("harness.report.html", "write_report")),
-    ("list", ["--sweep", "smoke"], ("harness.tiers.selection", "select")),
+    ("list", ["--sweep", "smoke"], ("harness.cases.selection", "select")),
 ])
 def test_ctrl_c_at_any_moment_is_one_line_and_exit_130(files, capsys, monkeypatch, verb, args, where):
     """Ctrl-C while the report is drawn (matplotlib's KeyboardInterrupt, once a traceback) or while cases are listed."""

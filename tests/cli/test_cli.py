@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from harness.tiers.sweeps import sweep
+from harness.cases.sweeps import sweep
 from harness.cli.main import main
 
 

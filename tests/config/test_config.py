@@ -192,11 +192,11 @@ def test_a_config_too_big_for_a_worker_is_refused_before_anything_is_allocated()
             "print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
     assert "over the limit of 16,777,216" in out[0] and out[1] == "False"
-    from harness.tiers.sweeps import sweep
+    from harness.cases.sweeps import sweep
     from harness.config import elements
     from harness.policy.limits import MAX_CASE_ELEMENTS
 
-    from harness.tiers.models import entries
+    from harness.cases.models import entries
 
     # No tier case comes within 2x of it: the largest are real networks' convs (7.1M elements: R3D-18's
     # 512x512x3x3x3 weight); the synthetic ones stay under 1% of it.

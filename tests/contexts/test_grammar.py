@@ -100,7 +100,7 @@ def test_the_bound_dominates_the_output(name):
 
 
 def test_the_strategy_meets_every_activation_with_every_merge_in_every_scheme():
-    from harness.tiers.compositions import PRODUCT_BASES, pairwise, products
+    from harness.cases.compositions import PRODUCT_BASES, pairwise, products
     from harness.policy.schemes import GRAPH_SCHEMES
 
     got = {(parse(c.context).get("act"), parse(c.context).get("merge"), c.scheme) for c in products()

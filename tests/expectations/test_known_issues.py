@@ -115,7 +115,7 @@ def test_supported_configs_are_not_rejected(descriptor):
 
 @functools.lru_cache(maxsize=None)
 def _tier(name: str, target: str) -> tuple[str, ...]:
-    from harness.tiers.sweeps import sweep
+    from harness.cases.sweeps import sweep
 
     return tuple(c.descriptor for c in sweep(name, target=target))
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from harness.faults.canaries import CANARIES
-from harness.tiers.sweeps import sweep
+from harness.cases.sweeps import sweep
 from harness.run.execute import run_case
 
 pytestmark = pytest.mark.lowering

@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from harness.tiers.sweeps import SMOKE_STRUCTURAL_BASES, sweep
+from harness.cases.sweeps import SMOKE_STRUCTURAL_BASES, sweep
 from harness.config import parse_descriptor
 from harness.faults.catalog import mutant_name, mutants_of
 from harness.run.execute import run_case

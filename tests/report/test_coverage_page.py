@@ -8,7 +8,7 @@ import sys
 
 from harness.config import parse_descriptor
 from harness.report.coverage_page import render
-from harness.tiers.crossed import universe
+from harness.cases.crossed import universe
 
 
 def _cells(html: str) -> list[tuple[str, int, int]]:

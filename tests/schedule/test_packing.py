@@ -12,7 +12,7 @@ import pytest
 
 from harness.faults.canaries import CANARIES
 from harness.schedule.packing import alone_reason, check_pack_size, form_packs
-from harness.tiers.sweeps import sweep
+from harness.cases.sweeps import sweep
 from harness.config import ConfigError, parse_descriptor
 from harness.policy.packing import PACK_ELEMENTS, PACK_SIZE
 from harness.run.settings import RunSettings

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.tiers.selection import select
+from harness.cases.selection import select
 from harness.config import ConfigError
 from harness.history.db import COMPLETE, History
 from harness.results.case_result import CaseResult, Outcome

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from harness.expectations.rejections import expected_rejection
-from harness.tiers.sweeps import sweep
+from harness.cases.sweeps import sweep
 from harness.config import ConfigError, parse_descriptor
 from harness.policy.targets import TARGETS, check_case, get_target
 from harness.runners import fvp

@@ -12,7 +12,7 @@ import pytest
 from harness import tools
 from harness.config import ConfigError
 from harness.policy.targets import check_tools, get_target
-from harness.tiers.selection import select
+from harness.cases.selection import select
 
 CONVERTER = tools.locate("model-converter")
 needs_converter = pytest.mark.skipif(CONVERTER is None, reason="the ML SDK model converter is not installed here "

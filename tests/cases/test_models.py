@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness.tiers import models
-from harness.tiers.classes import structural_class
-from harness.tiers.sweeps import sweep
+from harness.cases import models
+from harness.cases.classes import structural_class
+from harness.cases.sweeps import sweep
 from harness.networks import convs
 
 

@@ -8,12 +8,12 @@ import sys
 
 import pytest
 
-from harness.tiers import strategies
+from harness.cases import strategies
 from harness.expectations.rejections import expected_rejection
-from harness.tiers.sweeps import SMOKE_FORKS, SMOKE_NESTED_COND, SMOKE_POOL_CASES, SMOKE_NEIGHBOURS, SMOKE_POOLS, sweep
+from harness.cases.sweeps import SMOKE_FORKS, SMOKE_NESTED_COND, SMOKE_POOL_CASES, SMOKE_NEIGHBOURS, SMOKE_POOLS, sweep
 from harness.contexts.names import CONTEXT_NAMES
 from harness.config import DATASETS, NAMED_DATASETS, ConfigError, parse_descriptor
-from harness.tiers.sweeps import STATIC_TWINS_ONLY
+from harness.cases.sweeps import STATIC_TWINS_ONLY
 from harness.policy.schemes import GRAPH_SCHEMES, MIRRORS, SCHEME_NAMES, SCHEMES, TIERED_SCHEMES
 
 
@@ -38,7 +38,7 @@ def test_a_mirroring_scheme_runs_every_case_of_its_twin_and_changes_no_other():
 
 
 def test_same_tier_same_list_in_another_process():
-    code = "from harness.tiers.sweeps import sweep; print('\\n'.join(c.descriptor for c in sweep('nightly', 5, 3)))"
+    code = "from harness.cases.sweeps import sweep; print('\\n'.join(c.descriptor for c in sweep('nightly', 5, 3)))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == [c.descriptor for c in sweep("nightly", 5, 3)]
 
@@ -68,7 +68,7 @@ def test_smoke_touches_every_op_scheme_data_set_and_context():
 
 def test_every_descriptor_round_trips():
     """Every strategy's cases round-trip; of the crossing's 42k, which share one formatter, every 7th."""
-    from harness.tiers.crossed import crossed
+    from harness.cases.crossed import crossed
 
     grid = {c.descriptor for c in crossed()}
     cases = [c for c in sweep("nightly") if c.descriptor not in grid] + crossed()[::7]

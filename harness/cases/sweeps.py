@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 
-from harness.tiers import compositions, crossed, models, strategies, structural
+from harness.cases import compositions, crossed, models, strategies, structural
 from harness.contexts.names import CONTEXT_NAMES
 from harness.config import DATASETS, ConfigError, ConvConfig, parse_descriptor
 from harness.policy.schemes import GRAPH_SCHEMES, SCHEMES
@@ -36,7 +36,7 @@ SMOKE_BASES = (
     "conv3d_ic2_oc4_i5x6x7_k2x3x1_s2x1x1",  # CONV3D, asymmetric dims, stride in depth
 )
 
-# One case per structural family a fault on one axis could hide in (harness.tiers.classes): each padding
+# One case per structural family a fault on one axis could hide in (harness.cases.classes): each padding
 # remainder kind on H alone and on W alone, on conv1d, on each axis of conv3d; a transposed conv's stride and
 # output padding on one axis; an even dilated kernel on one axis. In a float and an INT scheme.
 SMOKE_STRUCTURAL_BASES = (
@@ -61,7 +61,7 @@ SMOKE_STRUCTURAL_BASES = (
     "conv2d_ic4_oc8_g4_i12x10_k3x5_p1x2",  # depthwise, kernel H != W: the HWCM weight's reshape
 )
 SMOKE_STRUCTURAL_SCHEMES = ("fp32", "a8w8")
-# One case per family of the crossing (harness.tiers.crossed) the cases above leave out: each conv kind with each
+# One case per family of the crossing (harness.cases.crossed) the cases above leave out: each conv kind with each
 # group kind and bias (dense, depthwise multiplier 1 and 2, grouped; with and without bias), and pads that reach
 # the kernel or the dilated extent, on one axis and on all. In one scheme each, float and INT in turn (a grouped
 # transposed conv's INT case per tensor: per channel is a documented rejection).
@@ -265,12 +265,12 @@ def _nightly() -> tuple[ConvConfig, ...]:
     shapes on every dynamic base, 400 seeded random cases, even-size dynamic
     dims, the edge cases, data sets and rejections in fp8, one conv of real
     networks per structural class and each network's neighbourhoods of a
-    conv the grammar spells around its smallest conv (harness.tiers.models), every class
-    of a small 1D/2D forward and 2D transposed conv (harness.tiers.structural),
+    conv the grammar spells around its smallest conv (harness.cases.models), every class
+    of a small 1D/2D forward and 2D transposed conv (harness.cases.structural),
     the context grammar: every activation x merge, pairwise over the
-    rest (harness.tiers.compositions), and every per-axis class crossed with
+    rest (harness.cases.compositions), and every per-axis class crossed with
     every group kind and bias, on each axis alone and jointly, 1D, 2D,
-    transposed 2D and 3D (harness.tiers.crossed)."""
+    transposed 2D and 3D (harness.cases.crossed)."""
     return tuple(
         smoke()
         + strategies.edge_cases()

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from harness.tiers.selection import select
-from harness.tiers.shards import assign, expected_cost, parse_shard, shard
+from harness.cases.selection import select
+from harness.cases.shards import assign, expected_cost, parse_shard, shard
 from harness.config import ConfigError
 from harness.history.db import HistoryError
 from harness.history.ingest import merge_shards
@@ -43,7 +43,7 @@ def test_shards_are_balanced_by_expected_cost():
 
 
 def test_a_shard_is_the_same_in_another_process():
-    code = "from harness.tiers.selection import select; print([c.descriptor for c in select('smoke', shard='2/5')])"
+    code = "from harness.cases.selection import select; print([c.descriptor for c in select('smoke', shard='2/5')])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == str([c.descriptor for c in select("smoke", shard="2/5")])
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from harness.tiers import structural
-from harness.tiers.classes import REMAINDER_KINDS, axis_classes, classes, remainder_kind
-from harness.tiers.sweeps import sweep
+from harness.cases import structural
+from harness.cases.classes import REMAINDER_KINDS, axis_classes, classes, remainder_kind
+from harness.cases.sweeps import sweep
 from harness.policy.schemes import GRAPH_SCHEMES
 
 

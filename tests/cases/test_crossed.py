@@ -9,9 +9,9 @@ import pytest
 
 from harness.config import parse_descriptor
 from harness.policy.schemes import GRAPH_SCHEMES
-from harness.tiers import crossed, structural
-from harness.tiers.crossed import GROUP_KINDS, coverage, group_label
-from harness.tiers.selection import select
+from harness.cases import crossed, structural
+from harness.cases.crossed import GROUP_KINDS, coverage, group_label
+from harness.cases.selection import select
 
 
 def _missing(configs) -> int:
@@ -42,7 +42,7 @@ def test_the_structural_strategy_alone_leaves_most_of_the_crossing_out():
     "conv3d_ic4_oc4_g2_i5x5x5_k3_b0",  # grouped 3x3x3 without bias
 ])
 def test_the_configs_a_user_found_missing_are_in_nightly_by_class(descriptor):
-    from harness.tiers.classes import structural_class
+    from harness.cases.classes import structural_class
 
     c = parse_descriptor(f"{descriptor}_qfp32")
     assert structural_class(c) in _classes("nightly")
@@ -51,7 +51,7 @@ def test_the_configs_a_user_found_missing_are_in_nightly_by_class(descriptor):
 
 @functools.lru_cache(maxsize=None)
 def _classes(of: str) -> frozenset:
-    from harness.tiers.classes import structural_class
+    from harness.cases.classes import structural_class
 
     configs = select("nightly") if of == "nightly" else structural.structural() + structural.transposed()
     return frozenset(structural_class(n) for n in configs)

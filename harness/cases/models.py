@@ -1,12 +1,12 @@
 """The `models` strategy: the convs real networks run, as the networks define them.
 
-harness/tiers/models.json lists every conv of 13 networks of the class of
+harness/cases/models.json lists every conv of 13 networks of the class of
 hardware the Arm backend targets (ImageNet mobile nets, the video ResNets,
 the MLPerf Tiny models, a raw-audio keyword spotter) with the input size it
 sees, extracted from the definitions in `harness.networks`
-(`python -m harness.networks.convs --write`; tests/tiers/test_models.py keeps the
+(`python -m harness.networks.convs --write`; tests/cases/test_models.py keeps the
 file true). The nightly tier takes the first conv of each structural class
-(`harness.tiers.classes`), the full tier every distinct conv; both in every
+(`harness.cases.classes`), the full tier every distinct conv; both in every
 scheme the tiers put in graphs (their a8w4 twins follow with the tier's).
 Torch-free: it only reads the file.
 """
@@ -17,7 +17,7 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
-from harness.tiers.classes import structural_class
+from harness.cases.classes import structural_class
 from harness.config import ConfigError, ConvConfig, parse_descriptor
 from harness.policy.schemes import GRAPH_SCHEMES
 

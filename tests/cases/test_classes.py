@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from harness.tiers.classes import classes, group_kind, marginals, remainder_kind, structural_class
-from harness.tiers.sweeps import sweep
+from harness.cases.classes import classes, group_kind, marginals, remainder_kind, structural_class
+from harness.cases.sweeps import sweep
 from harness.cli.main import main
 from harness.config import parse_descriptor
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 
-from harness.tiers.shards import shard as take_shard
-from harness.tiers.sweeps import sweep
+from harness.cases.shards import shard as take_shard
+from harness.cases.sweeps import sweep
 from harness.config import ConfigError, ConvConfig
 from harness.policy.targets import DEFAULT_TARGET
 

@@ -1,7 +1,7 @@
 """The `structural` strategy: every structural class of a small 1D and 2D forward conv, one case each.
 
 Per spatial axis a setting is a kernel 1-5 (even ones too), stride 1-4,
-padding 0..k-1 and dilation 1-3, and its remainder kind (`harness.tiers.classes`:
+padding 0..k-1 and dilation 1-3, and its remainder kind (`harness.cases.classes`:
 none, trim1, trim>1, slice) follows from the input size, so each setting gets
 the smallest sizes that give each kind it can have. 1D convs take every
 setting; 2D convs take each setting on H alone and on W alone (the other axis
@@ -18,7 +18,7 @@ bias taking turns (ungrouped with bias, two groups, no bias) as the schemes do.
 
 from __future__ import annotations
 
-from harness.tiers.classes import remainder_kind
+from harness.cases.classes import remainder_kind
 from harness.config import ConvConfig, parse_descriptor
 from harness.policy.schemes import GRAPH_SCHEMES
 

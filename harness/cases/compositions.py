@@ -15,7 +15,7 @@ from __future__ import annotations
 import random
 
 from harness.contexts.grammar import POOLS, SLOTS, GrammarError, parse, spell
-from harness.tiers.strategies import unique
+from harness.cases.strategies import unique
 from harness.config import ConfigError, ConvConfig, parse_descriptor
 from harness.policy.schemes import GRAPH_SCHEMES
 

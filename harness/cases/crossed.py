@@ -3,7 +3,7 @@
 `structural` lets each axis setting meet one group kind and one bias; a fault
 that shows only when bias is off on a depthwise conv, or when a pad reaches
 past the kernel on a grouped one, has nowhere to show there. Here, per conv
-kind, every axis class (`harness.tiers.classes`: kernel, stride, padding,
+kind, every axis class (`harness.cases.classes`: kernel, stride, padding,
 dilation or output padding, and the remainder kind the input size gives)
 meets every group kind and both biases, at every position:
 
@@ -32,7 +32,7 @@ import functools
 
 from harness.config import ConvConfig
 from harness.policy.schemes import GRAPH_SCHEMES
-from harness.tiers.structural import sizes
+from harness.cases.structural import sizes
 
 KERNELS, STRIDES, DILATIONS = range(1, 6), range(1, 5), range(1, 4)
 KERNELS_3D = range(1, 4)
@@ -181,7 +181,7 @@ def _positions_of(c: ConvConfig, axes: tuple[str, ...]) -> list[tuple[str, str]]
 
 def _seen(configs: list[ConvConfig]) -> dict[tuple[str, str], set[tuple[str, str, int]]]:
     """(conv kind, position) -> the (axis class, group kind, bias) the configs hold there."""
-    from harness.tiers.classes import axis_classes
+    from harness.cases.classes import axis_classes
 
     seen: dict[tuple[str, str], set] = {key: set() for key in universe()}
     for c in configs:
