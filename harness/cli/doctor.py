@@ -69,7 +69,8 @@ def facts() -> dict:
     from harness.expectations.applies import current
     from harness.lowering import partition_report
     from harness.overlays import marker
-    from harness.policy.targets import TARGETS
+    from harness.config import ConfigError
+    from harness.policy.targets import TARGETS, check_tools
     from harness.results.case_result import versions
     from harness.run.process import setup_process
     from harness.runners.registry import get_runner
@@ -80,9 +81,14 @@ def facts() -> dict:
     st = state.current()
     backend = current()
     targets = {}
-    for t in TARGETS.values():
-        available = get_runner(t.runner).available(t.family)
-        targets[t.name] = {"runner": t.runner, "available": available.ok, "why": available.reason}
+    for t in TARGETS.values():  # ready only when it can run: its lowering's tools here and its runner
+        try:
+            check_tools(t)
+            available = get_runner(t.runner).available(t.family)
+            ok, why = available.ok, available.reason
+        except ConfigError as e:
+            ok, why = False, str(e)
+        targets[t.name] = {"runner": t.runner, "available": ok, "why": why}
     return {
         "tools": tools(),
         "paths": paths(),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from harness.config import parse_descriptor
 from harness.results.case_result import CaseResult, Outcome
@@ -181,10 +181,16 @@ class Grid:
     y: str
     xs: list
     ys: list
-    pass_rate: list[list[float | None]]  # [y][x]: pass share of the cases that ran (rejections and skips apart)
-    max_ratio: list[list[float | None]]  # [y][x]: the largest error / own limit among the judged cases
+    pass_rate: list[list[float | None]]  # [y][x]: green share of the cases that ran (rejections and skips apart)
+    max_ratio: list[list[float | None]]  # [y][x]: the largest error / own limit among the judged cases that no
+    # registered finding explains (a known issue's error is its own view: known_share)
     cases: list[list[int]]
     cycles_per_mac: list[list[float | None]]  # [y][x]: median of Vela's estimate (Ethos-U targets)
+    known_share: list[list[float | None]] = field(default_factory=list)  # [y][x]: known issues among those that ran
+
+    @property
+    def has_known(self) -> bool:
+        return any(v for row in self.known_share for v in row)
 
     @property
     def has_cycles(self) -> bool:
@@ -200,14 +206,16 @@ def grid(results: list[CaseResult], x: str, y: str) -> Grid:
         cells[(AXES[x](c), AXES[y](c))].append(r)
     xs = sorted({k[0] for k in cells}, key=str)
     ys = sorted({k[1] for k in cells}, key=str)
-    pass_rate, max_ratio, counts, cycles = [], [], [], []
+    pass_rate, max_ratio, counts, cycles, known = [], [], [], [], []
     for vy in ys:
         row = [cells.get((vx, vy), []) for vx in xs]
-        ratios = [[v for v in (error_ratio(r.rule, r.metrics) for r in rs if r.rule) if v is not None] for rs in row]
-        pass_rate.append([sum(r.outcome is Outcome.PASS for r in rs) / len(rs) if rs else None for rs in row])
+        ratios = [[v for v in (error_ratio(r.rule, r.metrics) for r in rs if r.rule and r.outcome is not
+                               Outcome.KNOWN_ISSUE) if v is not None] for rs in row]
+        pass_rate.append([sum(r.green for r in rs) / len(rs) if rs else None for rs in row])
+        known.append([sum(r.outcome is Outcome.KNOWN_ISSUE for r in rs) / len(rs) if rs else None for rs in row])
         max_ratio.append([max(v) if v else None for v in ratios])
         counts.append([len(rs) for rs in row])
         per_mac = [[r.metrics["vela"]["cycles_per_mac"] for r in rs if "cycles_per_mac" in r.metrics.get("vela", {})]
                    for rs in row]
         cycles.append([statistics.median(v) if v else None for v in per_mac])
-    return Grid(x, y, xs, ys, pass_rate, max_ratio, counts, cycles)
+    return Grid(x, y, xs, ys, pass_rate, max_ratio, counts, cycles, known)

@@ -150,6 +150,7 @@ def context(history: History | None, run: RunInfo, results: list[CaseResult], d:
         "numbers": scheme_numbers(results),
         "unfloored": unfloored_reasons(results),
         "heatmaps": [{"title": f"{y} x {x}", "pass": plots.heatmap(g, "pass_rate"), "error": plots.heatmap(g, "ratio"),
+                      "known": plots.heatmap(g, "known") if g.has_known else None,
                       "cycles": plots.heatmap(g, "cycles") if g.has_cycles else None}
                      for x, y in HEATMAPS for g in [grid(results, x, y)] if g.xs and g.ys],
         "cross": _cross_target(history, run, results),

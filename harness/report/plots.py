@@ -27,23 +27,28 @@ def _png(fig) -> str:
 
 
 def heatmap(g: Grid, what: str) -> str:
-    """Pass rate (green is good) or max error / own limit (dark is good; over 1 is a failure) per cell."""
-    values = {"pass_rate": g.pass_rate, "ratio": g.max_ratio, "cycles": g.cycles_per_mac}[what]
+    """Per cell: the green share (green is good), the largest error no finding explains over its own limit
+    (dark is good; over 1 is a failure), the known issues' share, or Vela's cycles per MAC."""
+    values = {"pass_rate": g.pass_rate, "ratio": g.max_ratio, "cycles": g.cycles_per_mac, "known": g.known_share}[what]
     data = np.array([[np.nan if v is None else v for v in row] for row in values], dtype=float)
     fig, ax = plt.subplots(figsize=(max(4.0, 0.55 * len(g.xs) + 2.5), max(2.5, 0.4 * len(g.ys) + 1.5)))
     if what == "pass_rate":
         image = ax.imshow(data, cmap="RdYlGn", vmin=0, vmax=1, aspect="auto")
-        title = "pass rate (cases that ran)"
+        title = "green (cases that ran; a known issue is explained)"
+    elif what == "known":
+        image = ax.imshow(data, cmap="Purples", vmin=0, vmax=1, aspect="auto")
+        title = "known issues (share of the cases that ran)"
     elif what == "cycles":
         image = ax.imshow(data, cmap="viridis", aspect="auto")
         title = "Vela cycles per MAC (median)"
     else:
         image = ax.imshow(np.minimum(data, 2.0), cmap="magma_r", vmin=0, vmax=2, aspect="auto")
-        title = "max error / own limit (capped at 2)"
+        title = "max unexplained error / own limit (capped at 2)"
     for (i, j), v in np.ndenumerate(data):
         if not np.isnan(v):
-            light = v < 0.5 if what == "pass_rate" else v > 1.2 if what == "ratio" else v < np.nanmean(data)
-            text = f"{v:.0%}" if what == "pass_rate" else f"{v:.3g}" if what == "cycles" else f"{v:.2f}"
+            light = v < 0.5 if what == "pass_rate" else v > 0.5 if what == "known" else v > 1.2 if what == "ratio" \
+                else v < np.nanmean(data)
+            text = f"{v:.0%}" if what in ("pass_rate", "known") else f"{v:.3g}" if what == "cycles" else f"{v:.2f}"
             ax.text(j, i, text, ha="center", va="center", fontsize=7, color="white" if light else "black")
     ax.set_xticks(range(len(g.xs)), [str(x) for x in g.xs], rotation=45 if len(g.xs) > 6 else 0, ha="right"
                   if len(g.xs) > 6 else "center", fontsize=8)

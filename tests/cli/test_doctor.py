@@ -38,3 +38,16 @@ def test_doctor_fits_one_screen_and_its_json_holds_every_section():
                                       text=True, check=True).stdout)
     assert {"tools", "paths", "versions", "executorch", "speedups", "targets"} <= set(facts)
     assert facts["targets"]["tosa"]["available"] is True
+
+
+@pytest.mark.lowering
+def test_a_target_whose_lowering_lacks_its_tool_is_not_ready(monkeypatch):
+    """doctor said `vgf` was ready while saying the model converter was missing: ready means it can run."""
+    import harness.tools
+    from harness.cli.doctor import facts
+
+    real = harness.tools.locate
+    monkeypatch.setattr(harness.tools, "locate", lambda name: None if name == "model-converter" else real(name))
+    targets = facts()["targets"]
+    assert targets["vgf"]["available"] is False and "needs model-converter" in targets["vgf"]["why"]
+    assert targets["tosa"]["available"] is True

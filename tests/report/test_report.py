@@ -138,3 +138,18 @@ def test_a_vgf_run_is_compared_with_the_generic_lowering(tmp_path, target):
     h.close()
     assert cross["others"] == ["tosa"] and cross["generic"] == "r-tosa"
     assert [(x.descriptor, x.there) for x in cross["refused"]] == [("b", "tosa")]
+
+
+def test_a_green_run_does_not_look_red_in_the_config_space():
+    """A known issue is green and its error is not drawn as unexplained: it has its own view."""
+    from harness.report.figures import grid
+
+    d = "conv2d_n1_ic8_oc8_g1_i12x12_k3x3_s1x1_p1x1_d1x1_b1_pmzeros_qa8w8_dsnormal_cxnone"
+    results = [case_result(d, Outcome.PASS, rule="int-exact", metrics={"max_lsb": 0}),
+               case_result(d, Outcome.KNOWN_ISSUE, seed=1, rule="int-exact", issue="x",
+                           metrics={"max_lsb": 57, "fq_tolerance_lsb": 1})]
+    g = grid(results, "kernel", "stride")
+    assert g.pass_rate == [[1.0]] and g.known_share == [[0.5]] and g.has_known
+    assert g.max_ratio == [[0.0]], "the known issue's 57 LSB is its own view, not an unexplained error"
+    red = [case_result(d, Outcome.MISMATCH, seed=2, rule="int-exact", metrics={"max_lsb": 3})]
+    assert grid(results + red, "kernel", "stride").pass_rate == [[2 / 3]]
