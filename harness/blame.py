@@ -22,7 +22,7 @@ import sysconfig
 from pathlib import Path
 from types import TracebackType
 
-HARNESS = Path(__file__).resolve().parent
+PACKAGE_DIR = Path(__file__).resolve().parent
 _STDLIB = tuple(str(Path(sysconfig.get_paths()[k]).resolve()) for k in ("stdlib", "platstdlib"))
 
 
@@ -57,7 +57,7 @@ def harness_module(filename: str | None) -> str | None:
     if filename is None:
         return None
     try:
-        rel = Path(filename).resolve().relative_to(HARNESS)
+        rel = Path(filename).resolve().relative_to(PACKAGE_DIR)
     except ValueError:
         return None
     return ".".join(("harness", *rel.with_suffix("").parts)).removesuffix(".__init__")

@@ -52,7 +52,7 @@ def _argmax(a: np.ndarray) -> tuple[int, ...]:
 
 
 @dataclass
-class Verdict:
+class RuleCheck:
     passed: bool
     metrics: dict
     reason: str
@@ -64,10 +64,10 @@ def quantize_output(x: torch.Tensor, scale: float, zero_point: int, qmin: int, q
     return q.clamp(qmin, qmax).to(torch.int64).numpy()
 
 
-def lsb(out_q: np.ndarray, ref_q: np.ndarray, max_lsb: int = MAX_LSB_EXACT) -> Verdict:
+def lsb(out_q: np.ndarray, ref_q: np.ndarray, max_lsb: int = MAX_LSB_EXACT) -> RuleCheck:
     """Pass when every element is within `max_lsb` codes of the reference."""
     if out_q.shape != ref_q.shape:
-        return Verdict(False, {"shape": list(out_q.shape), "ref_shape": list(ref_q.shape)}, "output shape differs from the reference")
+        return RuleCheck(False, {"shape": list(out_q.shape), "ref_shape": list(ref_q.shape)}, "output shape differs from the reference")
     diff = np.abs(out_q - ref_q)
     worst = _argmax(diff)
     worst_lsb = int(diff[worst]) if diff.size else 0
@@ -81,7 +81,7 @@ def lsb(out_q: np.ndarray, ref_q: np.ndarray, max_lsb: int = MAX_LSB_EXACT) -> V
     }
     passed = worst_lsb <= max_lsb
     reason = "" if passed else f"{metrics['n_over']} element(s) off by more than {max_lsb} LSB (max {worst_lsb})"
-    return Verdict(passed, metrics, reason)
+    return RuleCheck(passed, metrics, reason)
 
 
 def ksb(ks: int, has_bias: bool, fmt: str, acc: str = "fp32", roundings: int = 0) -> int:
@@ -124,7 +124,7 @@ def dot_product(
     fmt: str = "fp32",
     acc: str = "fp32",
     roundings: int = 0,
-) -> Verdict:
+) -> RuleCheck:
     """TOSA DOT_PRODUCT compliance of `out` against an fp64 reference.
 
     With nf the output fraction bits (fp32 23, fp16 10, bf16 7) and nf_acc
@@ -140,7 +140,7 @@ def dot_product(
     where bnd*(1 + 2^(-1-nf)) overflows the format there is no limit.
     """
     if tuple(out.shape) != tuple(ref.shape):
-        return Verdict(False, {"shape": list(out.shape), "ref_shape": list(ref.shape)}, "output shape differs from the reference")
+        return RuleCheck(False, {"shape": list(out.shape), "ref_shape": list(ref.shape)}, "output shape differs from the reference")
     o, r, b = (t.double().numpy() for t in (out, ref, bnd))
     k = ksb(ks, has_bias, fmt, acc, roundings)
     limit = dot_product_limit(ks, has_bias, fmt, acc, roundings)
@@ -173,7 +173,7 @@ def dot_product(
         reasons.append(f"{metrics['n_zero_bound_violations']} element(s) non-zero where the bound is 0")
     if sum_sq > sum_sq_limit:
         reasons.append(f"error variance {sum_sq:.3g} > {sum_sq_limit:.3g}")
-    return Verdict(not reasons, metrics, "; ".join(reasons))
+    return RuleCheck(not reasons, metrics, "; ".join(reasons))
 
 
 def half_ulp(values: np.ndarray, fmt: str) -> np.ndarray:
@@ -203,14 +203,14 @@ def cast_limits(
 def dot_product_cast(
     out: torch.Tensor, ref: torch.Tensor, bnd: torch.Tensor, ks: int, has_bias: bool, fmt: str, acc: str, conv: str,
     roundings: int = 0,
-) -> Verdict:
+) -> RuleCheck:
     """An fp8 conv: TOSA computes it into a tensor of format `conv` (fp16), where
     the DOT_PRODUCT rule holds, and the backend CASTs that to `fmt` (round to
     nearest), which is all a caller sees. Per element |out - ref| <= `cast_limits`; where bnd
     is 0 the output must be exactly 0. The rule's variance test is about the
     fp16 values, which the CAST hides, so it is not applied."""
     if tuple(out.shape) != tuple(ref.shape):
-        return Verdict(False, {"shape": list(out.shape), "ref_shape": list(ref.shape)}, "output shape differs from the reference")
+        return RuleCheck(False, {"shape": list(out.shape), "ref_shape": list(ref.shape)}, "output shape differs from the reference")
     o, r, b = (t.double().numpy() for t in (out, ref, bnd))
     limits = cast_limits(ref, bnd, ks, has_bias, fmt, acc, conv, roundings)
     ratio = np.where(np.isinf(limits), 0.0, np.abs(o - r) / limits)
@@ -235,7 +235,7 @@ def dot_product_cast(
                        f"(max {metrics['max_err']:.3g} limits)")
     if metrics["n_zero_bound_violations"]:
         reasons.append(f"{metrics['n_zero_bound_violations']} element(s) non-zero where the bound is 0")
-    return Verdict(not reasons, metrics, "; ".join(reasons))
+    return RuleCheck(not reasons, metrics, "; ".join(reasons))
 
 
 def sqnr_db(reference: torch.Tensor, approx: torch.Tensor) -> float | None:

@@ -224,7 +224,7 @@ class Judge:
         degenerate = compare.degenerate_reason(self.reference)
         return Judgement(Outcome.MISTRUSTED if degenerate else Outcome.PASS, rule, degenerate, metrics)
 
-    def _dot_product_rule(self, output: torch.Tensor, ks: int) -> compare.Verdict:
+    def _dot_product_rule(self, output: torch.Tensor, ks: int) -> compare.RuleCheck:
         s = self.scheme
         if s.rule == DOT_PRODUCT_CAST_RULE:
             return compare.dot_product_cast(output, self.ref64, self.bound, ks, self.has_bias, s.name, self.acc,

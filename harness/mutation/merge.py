@@ -25,7 +25,8 @@ from dataclasses import fields
 from pathlib import Path
 
 from harness.config import ConfigError
-from harness.mutation.run import MutantResult, MutationReport, mark_equivalents
+from harness.mutation.report import MutantResult, MutationReport
+from harness.mutation.run import mark_equivalents
 
 HARNESS_KEYS = ("harness", "harness-commit")  # what may differ between pieces: not what a verdict depends on
 PROVENANCE_KEYS = (*HARNESS_KEYS, "pieces")  # a merged report's list of the runs it was made of

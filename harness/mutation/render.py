@@ -5,37 +5,40 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from harness.mutation.run import MutationReport
-
-STATUSES = ("killed", "survived", "masked", "equivalent", "unreached", "invalid")
+from harness.mutation.report import STATUSES, MutationReport
 
 
-def write(report: "MutationReport", out: Path) -> None:
+def write(report: MutationReport, out: Path) -> None:
     """`mutation.json` (every mutant) and `mutation.md` (scores, survivors with their diffs)."""
     out.mkdir(parents=True, exist_ok=True)
     data = asdict(report) | {"scores": {t: report.score(t) for t in report.modules}, "score": report.score(),
+                             "conventional_scores": {t: report.conventional_score(t) for t in report.modules},
+                             "conventional_score": report.conventional_score(),
                              "counts": {t: report.counts(t) for t in report.modules},
-                             "operators": {o: {"counts": report.counts(operator=o), "score": report.score(operator=o)}
+                             "operators": {o: {"counts": report.counts(operator=o), "score": report.score(operator=o),
+                                               "conventional_score": report.conventional_score(operator=o)}
                                            for o in report.operators()}}
     (out / "mutation.json").write_text(json.dumps(data, indent=2) + "\n")
-    header = ["| {} | mutants | killed | survived | masked | equivalent | unreached | invalid | score |",
-              "|---|--:|--:|--:|--:|--:|--:|--:|--:|"]
+    header = ["| {} | mutants | killed | survived | masked | equivalent | unreached | invalid | score | conventional |",
+              "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
 
-    def row(label: str, c: dict, score: float | None) -> str:
+    def pct(score: float | None) -> str:
+        return "" if score is None else f"{score:.1%}"
+
+    def row(label: str, c: dict, **which) -> str:
         return f"| {label} | {sum(c.values())} | " + " | ".join(str(c[s]) for s in STATUSES) + \
-            f" | {'' if score is None else f'{score:.1%}'} |"
+            f" | {pct(report.score(**which))} | {pct(report.conventional_score(**which))} |"
 
     lines = [f"# Mutation testing: tier `{report.tier}`", "",
              "Score: killed / (killed + survived + masked), the mutants that ran and were not shown equivalent "
-             "(every case that reached them gave bit-identical outputs). Unreached mutants are counted apart.", "",
+             "(every case that reached them gave bit-identical outputs); unreached mutants are counted apart. "
+             "Conventional: killed / (all - equivalent - invalid), an unreached mutant counted as not killed.", "",
              header[0].format("module"), header[1]]
-    lines += [row(t, report.counts(t), report.score(t)) for t in report.modules]
+    lines += [row(t, report.counts(t), module=t) for t in report.modules]
     lines += ["", "By operator class (all modules):", "", header[0].format("operator"), header[1]]
-    lines += [row(o, report.counts(operator=o), report.score(operator=o)) for o in report.operators()]
-    lines.append(row("all", report.counts(), report.score()))
+    lines += [row(o, report.counts(operator=o), operator=o) for o in report.operators()]
+    lines.append(row("all", report.counts()))
     sampled = "" if report.fraction >= 1 else f" A seeded sample: {report.fraction:.0%} of each module's mutants " \
                                                f"(seed {report.seed})."
     n_carried = sum(1 for m in report.mutants if m.carried)

@@ -57,8 +57,3 @@ class MobileNetV2(nn.Module):
 def mobilenet_v2(num_classes: int = 1000, width: float = 1.0) -> MobileNetV2:
     """MobileNetV2 at 224x224 (52 convs: 17 depthwise)."""
     return ready(MobileNetV2(num_classes, width), (1, 3, 224, 224))
-
-
-def mobilenet_v2_035_96(num_classes: int = 1000) -> MobileNetV2:
-    """MobileNetV2 with width 0.35 at 96x96: the variant microcontroller NPUs run."""
-    return ready(MobileNetV2(num_classes, 0.35), (1, 3, 96, 96))

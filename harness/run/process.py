@@ -139,13 +139,6 @@ def install():
     return state.install(prove=lower_proof_sample)
 
 
-def speedups_line() -> str:
-    """The speed-ups' state in one line (after `setup_process`)."""
-    from harness.speedups import state
-
-    return state.current().line() if state.current() else "harness: speed-ups not installed yet"
-
-
 def one_task(fn):
     """Decorates `run_case` and `run_pack`: the heap is frozen again before a process's 2nd, 9th and 65th task.
 

@@ -47,7 +47,7 @@ def check_cluster(address: str) -> None:
         raise ConfigError(f"invalid --cluster={address}: expected local, auto, ray://HOST:PORT or HOST:PORT")
 
 
-class _Worker:
+class _RayWorker:
     """A Ray actor that sets its process up once (imports, `setup_process`) and then runs task after task: the
     local worker's life on a cluster node. Its readiness is awaited before it gets work, so a case's clock (the
     time limit) starts when a set-up worker takes it, never while torch and ExecuTorch import."""
@@ -89,7 +89,7 @@ def run_on_cluster(configs: Iterable[ConvConfig], settings: RunSettings, address
 
 
 class _ActorPool:
-    """One `_Worker` actor per CPU of the cluster. A worker that dies or runs past the limit is killed, costs its
+    """One `_RayWorker` actor per CPU of the cluster. A worker that dies or runs past the limit is killed, costs its
     task (`lose_task`) and is replaced by a new one, which gets work once it is set up; so is one that has run
     `recycle_tasks` tasks."""
 
@@ -98,7 +98,7 @@ class _ActorPool:
                  skip: Callable[[str], bool] | None, recycle_tasks: int | None = None):
         self.ray, self.case_fn, self.settings, self.slots = ray, case_fn, settings, slots
         self.on_result, self.time_limit, self.skip = on_result, time_limit, skip
-        self.actor = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(_Worker)
+        self.actor = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(_RayWorker)
         self.pending: deque[Task] = deque()
         self.starting: dict = {}  # ready ref -> actor being set up
         self.idle: list = []

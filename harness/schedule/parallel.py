@@ -169,7 +169,7 @@ def _worker_main(conn, case_fn: str, settings: RunSettings) -> None:
         conn.send(("result", (run_task(task, settings), rss_bytes())))
 
 
-class _Worker:
+class _ProcessWorker:
     def __init__(self, ctx, case_fn: str, settings: RunSettings):
         self.born = time.monotonic()  # before start(): the first start also waits for the fork server's preload
         self.conn, child = ctx.Pipe()
@@ -213,7 +213,7 @@ class WorkerPool:
         self.stats = stats if stats is not None else WorkerStats()
         self.stats.start_method = self.ctx.get_start_method()
         self.pending: deque[Task] = deque()
-        self.workers: list[_Worker] = []
+        self.workers: list[_ProcessWorker] = []
 
     def run(self, tasks: Iterable[Task]) -> None:
         """Run every task; return when all have a result (or were lost)."""
@@ -232,10 +232,10 @@ class WorkerPool:
             for w in self.workers:
                 w.stop()
 
-    def _new(self) -> _Worker:
-        return _Worker(self.ctx, self.case_fn, self.settings)
+    def _new(self) -> _ProcessWorker:
+        return _ProcessWorker(self.ctx, self.case_fn, self.settings)
 
-    def _replace(self, w: _Worker) -> None:
+    def _replace(self, w: _ProcessWorker) -> None:
         self.workers.remove(w)
         if self.pending:
             self.workers.append(self._new())
@@ -263,7 +263,7 @@ class WorkerPool:
                                "`python -m harness run` to see where it hangs", "Timeout")
             self._replace(w)
 
-    def _attend(self, w: _Worker, ready: list) -> None:
+    def _attend(self, w: _ProcessWorker, ready: list) -> None:
         """Take what worker `w` sent (ready, a result, or that it cannot run anything), give it the next task,
         and replace it if it died or grew past the recycle limit."""
         if w.conn in ready:
@@ -303,7 +303,7 @@ class WorkerPool:
                                    "case; run it alone with `python -m harness run` to see the stage", "WorkerDied")
             self._replace(w)
 
-    def _dispatch(self, w: _Worker) -> None:
+    def _dispatch(self, w: _ProcessWorker) -> None:
         w.task, w.started = self._next(), time.monotonic()
         try:
             if w.task is not None:

@@ -9,7 +9,7 @@ import pytest
 
 from harness.config import ConfigError
 from harness.mutation.merge import combine, merge
-from harness.mutation.run import MutantResult
+from harness.mutation.report import MutantResult
 
 REPORT = Path(__file__).resolve().parents[2] / "benchmarks/results/mutation/smoke_all_ops_after.json"
 

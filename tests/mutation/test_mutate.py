@@ -270,7 +270,8 @@ def test_a_bad_equivalent_entry_is_one_line(tmp_path):
 def test_a_listed_mutant_that_a_case_kills_stays_killed_and_says_the_listing_is_wrong():
     from harness.faults import equivalents
     from harness.faults.catalog import source_file
-    from harness.mutation.run import MutantResult, mark_equivalents
+    from harness.mutation.report import MutantResult
+    from harness.mutation.run import mark_equivalents
 
     (m,) = [m for m in mutants_of("decompose_grouped_conv_pass") if m.function.endswith("_slice_biases")
             and m.description == "0 -> -1"]
@@ -288,7 +289,8 @@ def test_a_listed_mutant_that_a_case_kills_stays_killed_and_says_the_listing_is_
 def test_a_carried_kill_no_longer_listed_drops_the_old_listings_verdict():
     """A kill carried from a run under an older policy keeps its own reason, not 'the listing is wrong' about an
     entry that was since corrected (the dilated-pool check's, split into column-exact entries)."""
-    from harness.mutation.run import MutantResult, mark_equivalents
+    from harness.mutation.report import MutantResult
+    from harness.mutation.run import mark_equivalents
 
     (m,) = [m for m in mutants_of("size_adjust_input_pass") if m.function == "is_valid_operator"
             and "dilation[1] > 1" in m.diff and m.column == 44 and m.description == "1 -> 2"]
@@ -482,7 +484,8 @@ def test_a_listing_is_checked_by_running_never_taken_on_trust():
     """Only a listed survivor whose every output was bit-identical is equivalent; a listed mutant that changed an
     output stays survived, one no case reached stays unreached, one behind a known issue stays masked, and each
     reason says the listing did not hold. The score counts neither unreached nor equivalent."""
-    from harness.mutation.run import MutantResult, MutationReport, mark_equivalents
+    from harness.mutation.report import MutantResult, MutationReport
+    from harness.mutation.run import mark_equivalents
 
     (m, e), *_ = _listed("rewrite_conv_pass", "equivalent")
     name = mutant_name("rewrite_conv_pass", m.index)
