@@ -56,7 +56,7 @@ def _time(fn) -> float:
     return time.perf_counter() - start
 
 
-def _harness_side(repeat: int) -> dict:
+def _harness_side() -> dict:
     from harness.config import parse_descriptor
     from harness.run.execute import run_case
     from harness.run.packed import run_pack
@@ -76,18 +76,18 @@ def _harness_side(repeat: int) -> dict:
                 r = run_case(parse_descriptor(d), seed)
                 assert r.outcome.value == "pass", (d, r.outcome, r.reason)
 
-            out[d] = [_time(lambda: go(s)) for s in range(repeat)]
+            out[d] = [_time(lambda: go(0))]
         configs = [parse_descriptor(f"{base}_q{scheme}") for base in CONFIGS]
 
         def go_packed(seed):
             results = run_pack(configs, RunSettings(seed))
             assert all(r.outcome.value == "pass" and r.packed == len(configs) for r in results), results
 
-        out[f"packed_q{scheme}"] = [_time(lambda: go_packed(s)) / len(configs) for s in range(repeat)]
+        out[f"packed_q{scheme}"] = [_time(lambda: go_packed(0)) / len(configs)]
     return out
 
 
-def _pipeline_side(repeat: int) -> dict:
+def _pipeline_side() -> dict:
     # A plain process: none of the harness's set-up or speed-ups.
     from executorch.backends.arm.test.tester.test_pipeline import TosaPipelineFP, TosaPipelineINT
 
@@ -106,8 +106,13 @@ def _pipeline_side(repeat: int) -> dict:
         go(f"{CONFIGS[0]}_q{scheme}", 99)  # warm-up
         for base in CONFIGS:
             d = f"{base}_q{scheme}"
-            out[d] = [_time(lambda: go(d, s)) for s in range(repeat)]
+            out[d] = [_time(lambda: go(d, 0))]
     return out
+
+
+def _spread(s: dict) -> str:
+    low, high = s["ratio_packed_spread"]
+    return f"{low:.2f}x - {high:.2f}x"
 
 
 def table(path: str) -> str:
@@ -124,14 +129,16 @@ def table(path: str) -> str:
         f"{f['ratio']:.2f}x / {f['ratio_packed']:.2f}x |",
         f"| packed ratio of each round | {', '.join(f'{r:.2f}' for r in a['ratio_packed_per_round'])} | "
         f"{', '.join(f'{r:.2f}' for r in f['ratio_packed_per_round'])} |",
+        *([f"| spread of the packed ratio (lowest, highest round) | {_spread(a)} | {_spread(f)} |"]
+          if "ratio_packed_spread" in a else []),
     ])
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rounds", type=int, default=7, help="alternations of the two sides")
+    parser.add_argument("--rounds", type=int, default=7, help="alternations of the two sides: each round times "
+                        "every case once on each side, in a fresh process each")
     parser.add_argument("--table", metavar="JSON", help="print the markdown table of a JSON written earlier, and stop")
-    parser.add_argument("--repeat", type=int, default=1, help=argparse.SUPPRESS)  # timings per case in a child
     parser.add_argument("--json", help="also write the figures here")
     parser.add_argument("--side", choices=("harness", "pipeline"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -141,13 +148,13 @@ def main() -> int:
         return 0
     if args.side:  # child process: time one side, print JSON
         fn = _harness_side if args.side == "harness" else _pipeline_side
-        print("BENCH " + json.dumps(fn(args.repeat)))
+        print("BENCH " + json.dumps(fn()))
         return 0
 
     import subprocess
 
     def side(name: str) -> dict:
-        proc = subprocess.run([sys.executable, __file__, "--side", name, "--repeat", str(args.repeat)],
+        proc = subprocess.run([sys.executable, __file__, "--side", name],
                               capture_output=True, text=True, check=True)
         line = next(x for x in proc.stdout.splitlines() if x.startswith("BENCH "))
         return json.loads(line[6:])
@@ -178,6 +185,10 @@ def main() -> int:
                            "ratio_packed": round(statistics.median(r[2] / r[1] for r in per_round), 2),
                            "ratio_per_round": [round(r[2] / r[0], 2) for r in per_round],
                            "ratio_packed_per_round": [round(r[2] / r[1], 2) for r in per_round],
+                           "ratio_spread": [round(min(r[2] / r[0] for r in per_round), 2),
+                                            round(max(r[2] / r[0] for r in per_round), 2)],
+                           "ratio_packed_spread": [round(min(r[2] / r[1] for r in per_round), 2),
+                                                   round(max(r[2] / r[1] for r in per_round), 2)],
                            "pack_size": len(CONFIGS), "rounds": args.rounds}
     print()
     for scheme, s in summary.items():
@@ -186,7 +197,8 @@ def main() -> int:
               f"{name} {s[f'{name}_median_s']:.3f} s/case (ratio, median of rounds: {s['ratio']:.2f} alone, "
               f"{s['ratio_packed']:.2f} packed; rounds {s['ratio_packed_per_round']})")
     if args.json:
-        Path(args.json).write_text(json.dumps({"summary": summary, "harness": ours, "pipelines": theirs}, indent=2))
+        every = [{"harness": a, "pipelines": b} for a, b in rounds]  # every round's every timing, in order
+        Path(args.json).write_text(json.dumps({"summary": summary, "rounds": every}, indent=2))
     return 0
 
 

@@ -20,6 +20,7 @@ def cmd_registry(args) -> int:
                            "unexplained": m.unexplained, "releases": sorted(m.releases),
                            "worst": {"lsb": m.worst_lsb, "err": m.worst_err, "share": m.worst_share,
                                      "sqnr_db": m.worst_sqnr, "interior": m.interior, "border": m.border},
+                 "replay": {"fits": m.replay_fits, "farthest": m.replay_worst},
                            "proposed": m.proposed() if "mismatch" in m.issue.outcomes else {}} for m in rows]))
     else:
         for m in rows:
@@ -29,6 +30,9 @@ def cmd_registry(args) -> int:
             outcomes = ", ".join(f"{n} {o}" for o, n in m.outcomes.most_common())
             print(f"{m.issue.id}: {m.cases} case(s) [{outcomes}] on {', '.join(sorted(m.releases)) or '-'}; "
                   f"{m.explained} explained" + (f", {len(m.unexplained)} outside its signature" if m.unexplained else ""))
+            if m.issue.mismatch is not None and m.issue.mismatch.replay:
+                print(f"    replay {m.issue.mismatch.replay}: {m.replay_fits} mismatch(es) within tolerance of it, "
+                      f"the farthest {m.replay_worst} off it")
             if "mismatch" in m.issue.outcomes and (m.worst_lsb is not None or m.worst_err is not None):
                 print(f"    worst: lsb {m.worst_lsb} err {m.worst_err} share {m.worst_share and round(m.worst_share, 4)} "
                       f"sqnr {m.worst_sqnr} dB; interior {m.interior}, border-only {m.border}; proposed {m.proposed()}")

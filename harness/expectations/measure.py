@@ -34,6 +34,8 @@ class EntryMeasure:
     worst_sqnr: float | None = None
     interior: int = 0  # mismatches with errors inside the image
     border: int = 0  # mismatches with errors on the border
+    replay_fits: int = 0  # mismatches within their tolerance of the entry's replayed mechanism
+    replay_worst: float | None = None  # the farthest a mismatch lay from it (LSB, or units of the float rule)
 
     def proposed(self) -> dict:
         """The bounds the policy's margin gives for what was measured."""
@@ -67,6 +69,15 @@ def _track(m: EntryMeasure, metrics: dict) -> None:
     m.border += bool(where.get("border")) and not where.get("interior")
 
 
+def _track_replay(m: EntryMeasure, fit: dict | None) -> None:
+    if fit is None:
+        return
+    m.replay_fits += bool(fit.get("fits"))
+    off = fit.get("max_lsb", fit.get("max_err"))
+    if off is not None:
+        m.replay_worst = off if m.replay_worst is None else max(m.replay_worst, off)
+
+
 def measure(results: list[CaseResult], any_release: bool = False) -> list[EntryMeasure]:
     """Each registry entry against the results (each on the backend its versions name; with `any_release`, as
     if every entry held everywhere: how to see whether an entry also holds on another release)."""
@@ -88,6 +99,8 @@ def measure(results: list[CaseResult], any_release: bool = False) -> list[EntryM
             m.releases.add(r.versions.get("executorch-tree") or r.versions.get("executorch", ""))
             if r.actual_outcome == "mismatch":
                 _track(m, r.metrics)
+                if issue.mismatch is not None and issue.mismatch.replay:
+                    _track_replay(m, r.metrics.get("replays", {}).get(issue.mismatch.replay))
             if by is issue:
                 m.explained += 1
             else:
