@@ -8,6 +8,8 @@ from pathlib import Path
 
 from harness.mutation.report import STATUSES, MutationReport
 
+WEAK_EQUIVALENCE_CASES = 2  # an equivalence shown on this few judged cases is reported as weak
+
 
 def write(report: MutationReport, out: Path) -> None:
     """`mutation.json` (every mutant) and `mutation.md` (scores, survivors with their diffs)."""
@@ -61,7 +63,13 @@ def write(report: MutationReport, out: Path) -> None:
             why = [m.reason, ""] if m.reason else []
             lines += [f"### {m.name} ({m.status}; {m.cases_run} cases{changed}) line {m.line}: {m.operator} "
                       f"{m.description}", "", *why, "```diff", m.diff.rstrip(), "```", ""]
-    lines += ["## Equivalent (harness/policy/mutation_equivalents.toml)", ""]
-    lines += [f"- {m.name} line {m.line} {m.operator} {m.description}: {m.reason}" for m in report.mutants
+    weak = [m for m in report.mutants if m.status == "equivalent" and m.judged <= WEAK_EQUIVALENCE_CASES]
+    unreasoned = [m for m in report.mutants if m.status == "unreached" and not m.reason]
+    lines += ["## Equivalent (harness/policy/mutation_equivalents.toml)", "",
+              f"{len(weak)} of {sum(m.status == 'equivalent' for m in report.mutants)} equivalences rest on "
+              f"{WEAK_EQUIVALENCE_CASES} judged cases or fewer: weak, marked (weak) below. {len(unreasoned)} unreached "
+              "mutants have no reason yet.", ""]
+    lines += [f"- {m.name} line {m.line} {m.operator} {m.description}"
+              f"{f' (weak: {m.judged} judged case(s))' if m in weak else ''}: {m.reason}" for m in report.mutants
               if m.status == "equivalent" or (m.status == "killed" and "the listing is wrong" in m.reason)]
     (out / "mutation.md").write_text("\n".join(lines) + "\n")
