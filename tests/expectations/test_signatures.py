@@ -61,18 +61,19 @@ def test_a_registered_crash_with_another_message_is_a_new_failure():
 
 
 def test_a_registered_mismatch_beyond_its_bounds_is_a_new_failure():
-    issue = _issue("int-layout-op-requantize-dropped")
-    c = _case("conv2d_n1_ic8_oc8_g1_i12x12_k3x3_s1x1_p1x1_d1x1_b1_pmreplicate_qa8w8_dsnormal_cxpermute-in")
+    issue = _issue("int32-bias-quantize-wraps")
+    c = _case("conv2d_n1_ic8_oc8_g1_i12x12_k3x3_s1x1_p1x1_d1x1_b1_pmzeros_qa8w8_dssilent")
     b = issue.mismatch
-    inside = {"max_lsb": b.max_lsb, "n_over": 10, "n_total": 1000, "sqnr_db": (b.min_sqnr_db or 0) + 1,
-              "where": {"border": 3, "interior": 7}}
-    seen = Observation(Outcome.MISMATCH, "vs fake-quant: ...", metrics=inside)
+    said = "SQNR 0 dB against fp32 is below the 14 dB floor"
+    inside = {"max_lsb": b.max_lsb, "n_over": int(b.max_share * 1000), "n_total": 1000,
+              "sqnr_db": (b.min_sqnr_db or 0) + 1, "where": {"border": 3, "interior": 7}}
+    seen = Observation(Outcome.MISMATCH, said, metrics=inside)
     assert classify(c, seen, "tosa", Backend("1.5.1")).issue == issue.id
     for worse in ({"max_lsb": b.max_lsb + 1}, {"n_over": int(b.max_share * 1000) + 1},
                   {"sqnr_db": (b.min_sqnr_db if b.min_sqnr_db is not None else 0) - 1}):
         if "sqnr_db" in worse and b.min_sqnr_db is None:
             continue
-        got = classify(c, Observation(Outcome.MISMATCH, "vs fake-quant: ...", metrics={**inside, **worse}), "tosa",
+        got = classify(c, Observation(Outcome.MISMATCH, said, metrics={**inside, **worse}), "tosa",
                        Backend("1.5.1"))
         assert got.outcome is Outcome.MISMATCH and "a new failure" in got.reason, worse
 
