@@ -31,12 +31,13 @@ def _startup(method: str, workers: int = 3) -> list[float]:
     from harness.cases.sweeps import sweep
     from harness.run.settings import RunSettings
     from harness.schedule.parallel import WorkerStats, run_parallel
+    from harness.schedule.plan import Schedule
 
     os.environ["HARNESS_START_METHOD"] = method
     stats = WorkerStats()
     one = sweep("smoke")[:1]
     for _ in range(workers):  # one worker each time: its start-up alone
-        run_parallel(one, RunSettings(), 1, lambda r: None, stats=stats)
+        run_parallel(one, RunSettings(), Schedule(1, recycle_rss=None), lambda r: None, stats=stats)
     return stats.startup_s
 
 
@@ -75,13 +76,14 @@ def main() -> int:
     from harness.policy.limits import WORKER_RECYCLE_RSS
     from harness.run.settings import RunSettings
     from harness.schedule.parallel import WorkerStats, run_parallel
+    from harness.schedule.plan import Schedule
 
     startup = {m: _startup(m) for m in ("forkserver", "spawn")}
     os.environ["HARNESS_START_METHOD"] = "forkserver"
     configs = list(islice(cycle(sweep("nightly")), args.cases))
     stats = WorkerStats()
     start = time.perf_counter()
-    run_parallel(configs, RunSettings(), 1, lambda r: None, stats=stats, recycle_rss=WORKER_RECYCLE_RSS)
+    run_parallel(configs, RunSettings(), Schedule(1, recycle_rss=WORKER_RECYCLE_RSS), lambda r: None, stats=stats)
     seconds = time.perf_counter() - start
     curve = [round(b / MIB) for b in stats.rss_after_case]
     marks = {str(n): curve[n - 1] for n in (1, 100, 500, 1000, args.cases) if n <= len(curve)}

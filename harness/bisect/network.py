@@ -29,7 +29,7 @@ from harness.build import captured
 from harness.config import CAPTURED, ConfigError, ConvConfig
 from harness.judging.compare import sqnr_db
 from harness.policy.schemes import SCHEMES
-from harness.policy.targets import check_case, get_target
+from harness.policy.targets import DEFAULT_TARGET, check_case, get_target
 
 _CONVS = (torch.nn.Conv1d, torch.nn.Conv2d, torch.nn.Conv3d, torch.nn.ConvTranspose1d, torch.nn.ConvTranspose2d,
           torch.nn.ConvTranspose3d)
@@ -163,7 +163,8 @@ class NetworkReport:
         return [layer for layer in self.layers if not layer.green]
 
 
-def run_network(spec: str, scheme: str = "a8w8", target: str = "tosa", input_shape: tuple[int, ...] | None = None,
+def run_network(spec: str, *, scheme: str = "a8w8", target: str = DEFAULT_TARGET,
+                input_shape: tuple[int, ...] | None = None,
                 seed: int = 0, out_dir: str | Path = "reports/model", samples: int = 4,
                 say: Callable[[str], None] | None = None, results=None, recalibrate: bool = False,
                 factory: Callable[[], torch.nn.Module] | None = None) -> NetworkReport:

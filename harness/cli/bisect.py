@@ -261,8 +261,9 @@ def cmd_model(args) -> int:
 
     Path(out).mkdir(parents=True, exist_ok=True)
     with ResultWriter(Path(out) / "results.jsonl") as writer:
-        report = run_network(args.model, args.scheme, args.target, shape, args.seed, out, args.samples, say, writer,
-                             args.recalibrate_bn, factory)
+        report = run_network(args.model, scheme=args.scheme, target=args.target, input_shape=shape, seed=args.seed,
+                             out_dir=out, samples=args.samples, say=say, results=writer,
+                             recalibrate=args.recalibrate_bn, factory=factory)
     (Path(out) / "model.json").write_text(json.dumps(dataclasses.asdict(report), indent=1))
     if args.json:
         print(json.dumps(dataclasses.asdict(report)))

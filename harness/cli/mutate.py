@@ -102,10 +102,11 @@ def cmd_mutate(args) -> int:
         by += " (carried)" if row.carried else ""
         print(f"{row.name:40s} {row.status:9s} {row.cases_run:4d} cases{by}", flush=True)
 
-    report = mutate(args.sweep, modules, args.jobs, args.pack, args.function, args.max, Path(args.out), say,
-                    args.filter, args.sample, args.sample_seed, Path(args.carry) if args.carry else None,
-                    set(args.mutant) or None, args.resume, args.trace_pack, cases,
-                    lambda p: print(p.line(), file=sys.stderr, flush=True), args.cluster)
+    report = mutate(args.sweep, modules=modules, jobs=args.jobs, pack=args.pack, function=args.function,
+                    limit=args.max, out=Path(args.out), on_mutant=say, filter=args.filter, fraction=args.sample,
+                    seed=args.sample_seed, carry=Path(args.carry) if args.carry else None,
+                    names=set(args.mutant) or None, resume=args.resume, trace_pack=args.trace_pack, cases=cases,
+                    on_progress=lambda p: print(p.line(), file=sys.stderr, flush=True), cluster=args.cluster)
     _scores(report)
     print(f"report: {Path(args.out) / 'mutation.md'}")
     return EXIT_OK if all(m.status in ("killed", "equivalent", "invalid") for m in report.mutants) else EXIT_FAIL

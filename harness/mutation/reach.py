@@ -14,8 +14,9 @@ from harness.config import ConvConfig
 from harness.faults.operators import Mutant
 from harness.mutation.journal import read_keyed
 from harness.results.case_result import CaseResult, versions
-from harness.run.settings import RunSettings
+from harness.run.settings import FunctionRef, RunSettings
 from harness.schedule.dispatch import run_anywhere
+from harness.schedule.plan import Schedule
 
 Trace = dict[str, dict[str, set[int]]]  # descriptor -> module -> lines run
 Outputs = dict[str, str | None]  # descriptor -> the unmutated output's sha256 ('' if it ran no program, None if
@@ -55,8 +56,8 @@ def trace(configs: list[ConvConfig], jobs: int, cache: Path, pack: int = 1, clus
             recorded[r.descriptor] = row
 
         if left:
-            run_anywhere(left, RunSettings(run_id=f"trace-{new_run_id()}"), jobs, seen,
-                         case_fn="harness.mutation.trace:run_case", pack=pack, cluster=cluster)
+            schedule = Schedule(jobs, FunctionRef("harness.mutation.trace", "run_case"), pack=pack, cluster=cluster)
+            run_anywhere(left, RunSettings(run_id=f"trace-{new_run_id()}"), schedule, seen)
     reached = {d: {t: set(v) for t, v in row["lines"].items()} for d, row in recorded.items()}
     outputs: Outputs = {d: row["output"] for d, row in recorded.items()}
     cache.write_text(json.dumps({"key": key, "trace": {d: {t: sorted(v) for t, v in by.items()}

@@ -46,6 +46,7 @@ from harness.results.case_result import CaseResult, versions
 from harness.run.settings import RunSettings
 from harness.schedule.dispatch import run_anywhere
 from harness.schedule.parallel import Task
+from harness.schedule.plan import Schedule
 
 UNJUDGED = ("known_issue", "expected_rejection")  # outcomes where the registry, not the oracle, decided
 MUTANT_TIME_LIMIT_S = 120.0  # a mutant that makes a case hang is killed by the timeout; a clean case takes seconds
@@ -95,7 +96,7 @@ class Progress:
                 f"mutants decided ({minutes:.0f} min)")
 
 
-def run_mutants(mutants: list[tuple[str, Mutant]], configs: list[ConvConfig], reached: Trace, jobs: int,
+def run_mutants(mutants: list[tuple[str, Mutant]], configs: list[ConvConfig], reached: Trace, *, jobs: int,
                 pack: int, on_mutant=None, baseline: Outputs | None = None, on_progress=None,
                 replay: dict[str, list[CaseResult]] | None = None, on_case=None, cluster: str = ""
                 ) -> list[MutantResult]:
@@ -172,8 +173,9 @@ def run_mutants(mutants: list[tuple[str, Mutant]], configs: list[ConvConfig], re
     progress = Progress(0, sum(remaining[n] for n in plans if n not in decided), len(decided), len(rows),
                         time.perf_counter())
     said = [progress.start]
-    run_anywhere([], RunSettings(), jobs, on_result, time_limit=MUTANT_TIME_LIMIT_S, tasks=_rounds(plans, pack),
-                 skip=decided.__contains__, cluster=cluster, recycle_tasks=MUTANT_WORKER_TASKS)
+    schedule = Schedule(jobs, time_limit=MUTANT_TIME_LIMIT_S, pack=pack, cluster=cluster,
+                        recycle_tasks=MUTANT_WORKER_TASKS)
+    run_anywhere([], RunSettings(), schedule, on_result, tasks=_rounds(plans, pack), skip=decided.__contains__)
     return list(rows.values())
 
 
@@ -253,7 +255,7 @@ def mark_equivalents(rows: list[MutantResult]) -> None:
             row.reason = f"{listed} in the policy, not shown: {row.reason or 'no case reaches it'}. {e.reason}"
 
 
-def mutate(tier: str = "smoke", modules: list[str] | None = None, jobs: int = 2, pack: int = PACK_SIZE,
+def mutate(tier: str = "smoke", *, modules: list[str] | None = None, jobs: int = 2, pack: int = PACK_SIZE,
            function: str | None = None, limit: int | None = None, out: Path = Path("reports/mutate"),
            on_mutant=None, filter: str | None = None, fraction: float = 1.0, seed: int = 0,
            carry: Path | None = None, names: set[str] | None = None, resume: bool = False,
@@ -300,9 +302,10 @@ def mutate(tier: str = "smoke", modules: list[str] | None = None, jobs: int = 2,
             seen(kept[name])
     replay = {name: [CaseResult.from_dict(c) for c in results] for name, results in journal.cases.items()
               if name in chosen and name not in kept}
-    rows = kept | {r.name: r for r in run_mutants([tm for name, tm in chosen.items() if name not in kept], configs,
-                                                  reached, jobs, pack, seen, outputs, on_progress, replay,
-                                                  journal.record_case, cluster)}
+    todo = [tm for name, tm in chosen.items() if name not in kept]
+    rows = kept | {r.name: r for r in run_mutants(todo, configs, reached, jobs=jobs, pack=pack, on_mutant=seen,
+                                                  baseline=outputs, on_progress=on_progress, replay=replay,
+                                                  on_case=journal.record_case, cluster=cluster)}
     report.mutants = [dataclasses.replace(rows[name], column=m.column) for name, (_, m) in chosen.items()]
     mark_equivalents(report.mutants)
     report.wall_s = round(time.perf_counter() - start, 1)

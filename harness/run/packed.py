@@ -50,7 +50,7 @@ class _Lowered:
 
 def _lower_and_run(prepared: list, settings: RunSettings, configs: list[ConvConfig]) -> _Lowered | None:
     """The prepared cases packed, lowered and run as one program; None when the pack fails as a whole."""
-    t = get_target(settings.target)
+    t = prepared[0][1].target  # resolved once, by prepare
     try:
         start = time.perf_counter()
         packed = pack_programs([p.program for _, p in prepared], [p.example_inputs for _, p in prepared])
@@ -94,11 +94,12 @@ def run_pack(configs: list[ConvConfig], settings: RunSettings, confirm: bool = T
             except Exception:  # noqa: BLE001 - a fault that cannot be installed (an invalid mutant): alone, each
                 return [alone(i) for i in range(len(configs))]  # case records it as its harness_error
         prepared, timings = [], []
+        target = get_target(settings.target)
         for i, c in enumerate(configs):
             own: dict[str, float] = {}
             start = time.perf_counter()
             try:
-                prepared.append((i, stages.prepare(c, settings.seed, get_target(settings.target), own)))
+                prepared.append((i, stages.prepare(c, settings.seed, target, own)))
                 own["total"] = time.perf_counter() - start
                 timings.append(own)
             except stages.StageError:
@@ -122,7 +123,7 @@ def _judged(p, k: int, own: dict, lowered: _Lowered, settings: RunSettings, n: i
     try:
         part = lowered.parts[k]
         second = None if lowered.second is None else \
-            (lambda index: (get_target(settings.target).cross_check, lowered.second[index][k].float()))
+            (lambda index: (p.target.cross_check, lowered.second[index][k].float()))
         seen = lowered_observation(part, metrics, evidence, p.config) or judged_observation(
             p, part, lambda index: lowered.outputs[index][k].float(), own, evidence, metrics, second)
     except Exception:  # noqa: BLE001

@@ -28,8 +28,9 @@ from typing import Callable, Iterable
 
 from harness.config import ConfigError, ConvConfig
 from harness.results.case_result import CaseResult
-from harness.run.settings import RunSettings
+from harness.run.settings import FunctionRef, RunSettings
 from harness.schedule.parallel import Task, lose_task, usable_runner
+from harness.schedule.plan import Schedule
 
 
 def _ray():
@@ -52,7 +53,7 @@ class _RayWorker:
     local worker's life on a cluster node. Its readiness is awaited before it gets work, so a case's clock (the
     time limit) starts when a set-up worker takes it, never while torch and ExecuTorch import."""
 
-    def __init__(self, case_fn: str):
+    def __init__(self, case_fn: FunctionRef):
         self.run_task, self.unusable = usable_runner(case_fn)  # unusable: the driver stops with this line
 
     def ready(self) -> str:
@@ -62,27 +63,27 @@ class _RayWorker:
         return self.run_task(task, settings)
 
 
-def run_on_cluster(configs: Iterable[ConvConfig], settings: RunSettings, address: str, jobs: int,
-                   on_result: Callable[[CaseResult], None], case_fn: str, time_limit: float | None = None,
-                   pack: int = 1, tasks: Iterable[Task] | None = None,
-                   skip: Callable[[str], bool] | None = None, recycle_tasks: int | None = None) -> None:
-    """Run every config on the cluster at `address`, a pack of up to `pack` cases a task (harness.schedule.packing);
+def run_on_cluster(configs: Iterable[ConvConfig], settings: RunSettings, schedule: Schedule,
+                   on_result: Callable[[CaseResult], None], *, tasks: Iterable[Task] | None = None,
+                   skip: Callable[[str], bool] | None = None) -> None:
+    """Run every config on the schedule's cluster, a pack of up to its `pack` cases a task (harness.schedule.packing);
     call `on_result` as each case finishes. A failing case's artifacts are kept under the settings' keep_dir on
     the node that ran it. `tasks` (instead of `configs`): each with its own canary or mutant, as
     `harness.schedule.parallel.run_parallel` takes them; a pending task whose canary `skip` names is not sent."""
     from harness.schedule.packing import form_packs
 
     ray = _ray()
+    address, jobs = schedule.cluster, schedule.jobs
     started_here = not ray.is_initialized()
     if started_here:
         local = address == "local"
         ray.init(address=None if local else address, num_cpus=jobs if local else None, include_dashboard=False,
                  log_to_driver=False, configure_logging=False)
     if tasks is None:
-        tasks = [Task(tuple(c.descriptor for c in t)) for t in form_packs(list(configs), settings.target, pack)]
+        tasks = [Task(tuple(c.descriptor for c in t)) for t in form_packs(list(configs), settings.target, schedule.pack)]
     slots = jobs if address == "local" else max(1, int(ray.cluster_resources().get("CPU", jobs)))
     try:
-        _ActorPool(ray, case_fn, settings, slots, on_result, time_limit, skip, recycle_tasks).run(tasks)
+        _ActorPool(ray, settings, schedule, slots, on_result, skip).run(tasks)
     finally:
         if started_here:
             ray.shutdown()
@@ -93,11 +94,11 @@ class _ActorPool:
     task (`lose_task`) and is replaced by a new one, which gets work once it is set up; so is one that has run
     `recycle_tasks` tasks."""
 
-    def __init__(self, ray, case_fn: str, settings: RunSettings, slots: int,
-                 on_result: Callable[[CaseResult], None], time_limit: float | None,
-                 skip: Callable[[str], bool] | None, recycle_tasks: int | None = None):
-        self.ray, self.case_fn, self.settings, self.slots = ray, case_fn, settings, slots
-        self.on_result, self.time_limit, self.skip = on_result, time_limit, skip
+    def __init__(self, ray, settings: RunSettings, schedule: Schedule, slots: int,
+                 on_result: Callable[[CaseResult], None], skip: Callable[[str], bool] | None):
+        self.ray, self.case_fn, self.settings, self.slots = ray, schedule.case_fn, settings, slots
+        self.on_result, self.time_limit, self.skip = on_result, schedule.time_limit, skip
+        recycle_tasks = schedule.recycle_tasks
         self.actor = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(_RayWorker)
         self.pending: deque[Task] = deque()
         self.starting: dict = {}  # ready ref -> actor being set up

@@ -30,9 +30,9 @@ from typing import Callable, Iterable
 from harness.config import ConvConfig
 from harness.policy.targets import get_target
 from harness.results.case_result import CaseResult, Outcome
-from harness.run.settings import RunSettings
+from harness.run.settings import RUN_CONFIGURED, FunctionRef, RunSettings
+from harness.schedule.plan import Schedule
 
-DEFAULT_CASE_FN = "harness.run.execute:run_configured"
 PACK_FN_MODULE = "harness.run.packed"  # its run_pack runs a task of more than one case
 
 
@@ -54,14 +54,14 @@ class WorkerStats:
     start_method: str = ""
 
 
-def _context(case_fn: str):
+def _context(case_fn: FunctionRef):
     """A fork server that preloads the case function's module, where the platform has one; else spawn."""
     method = os.environ.get("HARNESS_START_METHOD", "forkserver")
     if method not in mp.get_all_start_methods():
         method = "spawn"
     ctx = mp.get_context(method)
     if method == "forkserver":
-        ctx.set_forkserver_preload([case_fn.split(":")[0]])
+        ctx.set_forkserver_preload([case_fn.module])
     return ctx
 
 
@@ -90,7 +90,7 @@ def lose_task(task: Task, pending: deque, on_result: Callable[[CaseResult], None
         on_result(lost_case(task.descriptors[0], settings.with_canary(task.canary), reason, error_type))
 
 
-def usable_runner(case_fn: str) -> tuple[Callable[[Task, RunSettings], list[str]] | None, str]:
+def usable_runner(case_fn: FunctionRef) -> tuple[Callable[[Task, RunSettings], list[str]] | None, str]:
     """`task_runner(case_fn)`, or (None, why) when this process cannot import the backend: every case would fail
     alike, so a worker (local or a Ray actor) says so once and the run stops with that line."""
     from harness.blame import BackendImportError, backend_import_error
@@ -105,7 +105,7 @@ def usable_runner(case_fn: str) -> tuple[Callable[[Task, RunSettings], list[str]
 
 
 @functools.lru_cache(maxsize=None)
-def task_runner(case_fn: str) -> Callable[[Task, RunSettings], list[str]]:
+def task_runner(case_fn: FunctionRef) -> Callable[[Task, RunSettings], list[str]]:
     """Runs one task in this process: a pack through the case function's module's `run_pack`
     (harness.run.packed), a single case through the case function (`harness.run.settings.CaseFunction`);
     returns the results' JSON lines. The module's `setup_process` runs first, once."""
@@ -113,11 +113,10 @@ def task_runner(case_fn: str) -> Callable[[Task, RunSettings], list[str]]:
 
     from harness.config import parse_descriptor
 
-    module_name, function = case_fn.split(":")
-    module = importlib.import_module(module_name)
+    module = importlib.import_module(case_fn.module)
     if hasattr(module, "setup_process"):
         module.setup_process()
-    run_case = getattr(module, function)
+    run_case = getattr(module, case_fn.name)
     run_pack = getattr(module, "run_pack", None)  # a stand-in case function packs its own way, or not
 
     def run_task(task: Task, settings: RunSettings) -> list[str]:
@@ -126,7 +125,7 @@ def task_runner(case_fn: str) -> Callable[[Task, RunSettings], list[str]]:
         settings = settings.with_canary(task.canary)
         if len(configs) == 1:
             return [run_case(configs[0], settings).to_json()]
-        if run_pack is None and case_fn == DEFAULT_CASE_FN:  # imported with the first pack, not before
+        if run_pack is None and case_fn == RUN_CONFIGURED:  # imported with the first pack, not before
             run_pack = importlib.import_module(PACK_FN_MODULE).run_pack
         if run_pack is None:
             return [run_case(c, settings).to_json() for c in configs]
@@ -149,7 +148,7 @@ def _thread_lock_for_tqdm() -> None:
         tqdm.set_lock(threading.RLock())
 
 
-def _worker_main(conn, case_fn: str, settings: RunSettings) -> None:
+def _worker_main(conn, case_fn: FunctionRef, settings: RunSettings) -> None:
     import signal
 
     # Ctrl-C reaches the whole process group; the parent owns it (it records what finished and kills busy
@@ -170,7 +169,7 @@ def _worker_main(conn, case_fn: str, settings: RunSettings) -> None:
 
 
 class _ProcessWorker:
-    def __init__(self, ctx, case_fn: str, settings: RunSettings):
+    def __init__(self, ctx, case_fn: FunctionRef, settings: RunSettings):
         self.born = time.monotonic()  # before start(): the first start also waits for the fork server's preload
         self.conn, child = ctx.Pipe()
         self.process = ctx.Process(target=_worker_main, args=(child, case_fn, settings), daemon=True)
@@ -203,13 +202,12 @@ class WorkerPool:
     retired and replaced between tasks.
     """
 
-    def __init__(self, case_fn: str, settings: RunSettings, jobs: int, on_result: Callable[[CaseResult], None],
-                 time_limit: float | None = None, recycle_rss: int | None = None, stats: WorkerStats | None = None,
-                 skip: Callable[[str], bool] | None = None, recycle_tasks: int | None = None):
-        self.ctx = _context(case_fn)
-        self.recycle_tasks = recycle_tasks
-        self.case_fn, self.settings, self.jobs, self.on_result = case_fn, settings, jobs, on_result
-        self.time_limit, self.recycle_rss, self.skip = time_limit, recycle_rss, skip
+    def __init__(self, settings: RunSettings, schedule: Schedule, on_result: Callable[[CaseResult], None], *,
+                 stats: WorkerStats | None = None, skip: Callable[[str], bool] | None = None):
+        self.ctx = _context(schedule.case_fn)
+        self.recycle_tasks = schedule.recycle_tasks
+        self.case_fn, self.settings, self.jobs, self.on_result = schedule.case_fn, settings, schedule.jobs, on_result
+        self.time_limit, self.recycle_rss, self.skip = schedule.time_limit, schedule.recycle_rss, skip
         self.stats = stats if stats is not None else WorkerStats()
         self.stats.start_method = self.ctx.get_start_method()
         self.pending: deque[Task] = deque()
@@ -313,32 +311,21 @@ class WorkerPool:
             w.task = None
 
 
-def run_parallel(
-    configs: Iterable[ConvConfig],
-    settings: RunSettings,
-    jobs: int,
-    on_result: Callable[[CaseResult], None],
-    case_fn: str = DEFAULT_CASE_FN,
-    time_limit: float | None = None,
-    recycle_rss: int | None = None,
-    stats: WorkerStats | None = None,
-    pack: int = 1,
-    tasks: Iterable[Task] | None = None,
-    skip: Callable[[str], bool] | None = None,
-    recycle_tasks: int | None = None,
-) -> None:
-    """Run every config on `jobs` workers (`WorkerPool`); call `on_result` as each finishes.
+def run_parallel(configs: Iterable[ConvConfig], settings: RunSettings, schedule: Schedule,
+                 on_result: Callable[[CaseResult], None], *, tasks: Iterable[Task] | None = None,
+                 skip: Callable[[str], bool] | None = None, stats: WorkerStats | None = None) -> None:
+    """Run every config on the schedule's workers (`WorkerPool`); call `on_result` as each finishes.
 
-    `case_fn` ("module:function") is the per-case function (`harness.run.settings.CaseFunction`),
-    `run_configured` unless a test substitutes one. `pack`: the most cases lowered as one program
-    (harness.schedule.packing; 1: every case alone); a pack whose worker dies or hangs costs no case: each of
-    its cases is queued again, alone. `tasks` (instead of `configs`): each with its own fault, so one set of
-    workers serves many canaries or mutants; a pending task whose canary `skip` names is dropped.
-    `recycle_tasks`: a worker is replaced after that many tasks (a mutation campaign's workers slow down as they
-    load mutant after mutant: harness/policy/limits.py).
+    The schedule's `case_fn` is the per-case function (`harness.run.settings.CaseFunction`), `run_configured`
+    unless a test substitutes one; its `pack` the most cases lowered as one program (harness.schedule.packing);
+    a pack whose worker dies or hangs costs no case: each of its cases is queued again, alone. `tasks` (instead
+    of `configs`): each with its own fault, so one set of workers serves many canaries or mutants; a pending task
+    whose canary `skip` names is dropped. Its `recycle_tasks`: a worker is replaced after that many tasks (a
+    mutation campaign's workers slow down as they load mutant after mutant: harness/policy/limits.py).
     """
     from harness.schedule.packing import form_packs
 
     if tasks is None:
-        tasks = [Task(tuple(c.descriptor for c in t)) for t in form_packs(list(configs), settings.target, pack)]
-    WorkerPool(case_fn, settings, jobs, on_result, time_limit, recycle_rss, stats, skip, recycle_tasks).run(tasks)
+        tasks = [Task(tuple(c.descriptor for c in t)) for t in form_packs(list(configs), settings.target,
+                                                                          schedule.pack)]
+    WorkerPool(settings, schedule, on_result, stats=stats, skip=skip).run(tasks)

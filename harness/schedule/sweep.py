@@ -21,13 +21,14 @@ from harness.config import ConfigError
 from harness.history.db import BROKEN, COMPLETE, INTERRUPTED, History, RunInfo
 from harness.policy.limits import case_time_limit
 from harness.policy.packing import PACK_SIZE
-from harness.policy.targets import check_tools, get_target
+from harness.policy.targets import DEFAULT_TARGET, check_tools, get_target
 from harness.results.case_result import CaseResult, new_run_id, versions
 from harness.results.store import ResultWriter, ordered, read_results, write_results
-from harness.run.settings import RunSettings
+from harness.run.settings import RUN_CONFIGURED, FunctionRef, RunSettings
 from harness.schedule.dispatch import run_anywhere
 from harness.schedule.packing import form_packs
-from harness.schedule.parallel import DEFAULT_CASE_FN, Task
+from harness.schedule.parallel import Task
+from harness.schedule.plan import Schedule
 from harness.schedule.proof import EnvironmentBroken, Proof, nothing_ran
 from harness.schedule.resume import Earlier, earlier_results, nothing_to_resume
 
@@ -39,12 +40,12 @@ class SweepRequest:
     seed: int = 0
     filter: str | None = None
     shard: str | None = None
-    target: str = "tosa"
+    target: str = DEFAULT_TARGET
     canary: str = ""
     jobs: int = 1
     results: Path | None = None  # default reports/<tier>/results.jsonl
     db: Path | None = None  # None: no history
-    case_fn: str = DEFAULT_CASE_FN
+    case_fn: FunctionRef = RUN_CONFIGURED
     time_limit: float | None = None  # seconds per case; None: the tier's (harness/policy/limits.py)
     resume: bool = False  # continue the interrupted run at `results` (harness/schedule/resume.py)
     cluster: str = ""  # a Ray cluster's address, or 'local' (harness/schedule/cluster.py); '': local workers
@@ -108,8 +109,8 @@ def _dispatch(req: SweepRequest, todo: list, settings: RunSettings, record: Call
     tasks = [Task(tuple(c.descriptor for c in t)) for t in form_packs(todo, req.target, req.pack)]
     if proof is not None:
         tasks = proof.tasks({c.descriptor for c in todo}) + tasks
-    run_anywhere(todo, settings, req.jobs, record, case_fn=req.case_fn, tasks=tasks,
-                 time_limit=req.time_limit or case_time_limit(req.tier), pack=req.pack, cluster=req.cluster)
+    schedule = Schedule(req.jobs, req.case_fn, req.time_limit or case_time_limit(req.tier), req.pack, req.cluster)
+    run_anywhere(todo, settings, schedule, record, tasks=tasks)
 
 
 def _new_run(req: SweepRequest, expected: int, earlier: Earlier, current: dict, results_path: Path
@@ -154,7 +155,7 @@ def run_sweep(req: SweepRequest, on_result: Callable[[CaseResult], None] | None 
     todo = [c for c in configs if c.descriptor not in finished_before]
     finished: list[CaseResult] = list(earlier.results)
     interrupted = False
-    prove = req.case_fn == DEFAULT_CASE_FN if req.prove is None else req.prove
+    prove = req.case_fn == RUN_CONFIGURED if req.prove is None else req.prove
     proof = Proof.for_target(req.target) if prove and not req.canary and todo else None
     tier = {c.descriptor for c in todo}
     with ResultWriter(part) as writer:

@@ -21,10 +21,11 @@ ROOT = Path(__file__).resolve().parents[2]
 SWEEP = """
 import sys
 from pathlib import Path
+from harness.run.settings import FunctionRef
 from harness.schedule.sweep import SweepRequest, run_sweep
 db, results, canary = sys.argv[1], sys.argv[2], sys.argv[3]
 run_sweep(SweepRequest("smoke", filter="^conv2d_.*_qa8w8_", jobs=2, results=Path(results), db=Path(db), canary=canary,
-                       case_fn="tests.slow_case:run_case"))
+                       case_fn=FunctionRef("tests.slow_case", "run_case")))
 """
 
 

@@ -178,7 +178,7 @@ def test_a_tier_kills_a_wrong_slice_axis_and_reports_a_survivor(tmp_path):
 
     index = next(m.index for m in mutants_of("decompose_grouped_conv_pass")
                  if m.function.endswith("_slice_inputs") and m.description == "1 -> 2")
-    report = mutate("smoke", ["decompose_grouped_conv_pass"], jobs=2, function="_slice_inputs|_get_groups_and",
+    report = mutate("smoke", modules=["decompose_grouped_conv_pass"], jobs=2, function="_slice_inputs|_get_groups_and",
                     out=tmp_path, filter="_g4_.*_qfp32_")
     rows = {r.name: r for r in report.mutants}
     killed = rows[mutant_name("decompose_grouped_conv_pass", index)]
@@ -310,7 +310,7 @@ def test_an_interrupted_run_resumes_from_its_journal_and_refuses_another_runs(tm
     monkeypatch.setattr(run, "trace", lambda configs, jobs, cache, pack=1, cluster="": ({}, {}))
     calls = []
 
-    def interrupted(mutants, configs, reached, jobs, pack, on_mutant, *_):
+    def interrupted(mutants, configs, reached, *, jobs, pack, on_mutant, **_):
         calls.append([run.mutant_name(t, m.index) for t, m in mutants])
         for t, m in mutants[:3]:
             on_mutant(run.MutantResult(run.mutant_name(t, m.index), m.function, m.line, m.operator, m.description,
@@ -325,7 +325,7 @@ def test_an_interrupted_run_resumes_from_its_journal_and_refuses_another_runs(tm
     first = calls[0]
     assert len(first) > 3 and len((tmp_path / "mutation.journal.jsonl").read_text().splitlines()) == 1 + 3
 
-    def rest(mutants, configs, reached, jobs, pack, on_mutant, *_):
+    def rest(mutants, configs, reached, *, jobs, pack, on_mutant, **_):
         calls.append([run.mutant_name(t, m.index) for t, m in mutants])
         return [run.MutantResult(run.mutant_name(t, m.index), m.function, m.line, m.operator, m.description,
                                  "survived", diff=m.diff) for t, m in mutants]
@@ -368,7 +368,7 @@ def _run_two_mutants(monkeypatch, cases, result, baseline=None, on_progress=None
 
     monkeypatch.setattr(run, "run_anywhere", fake_parallel)
     reached = {x.descriptor: {"t": {1}} for x in cases}
-    return {r.name: r for r in run.run_mutants([("t", M(1)), ("t", M(2))], cases, reached, 1, 2, baseline=baseline,
+    return {r.name: r for r in run.run_mutants([("t", M(1)), ("t", M(2))], cases, reached, jobs=1, pack=2, baseline=baseline,
                                                on_progress=on_progress)}
 
 
@@ -400,14 +400,14 @@ def test_a_stopped_survivor_resumes_with_the_cases_it_ran(monkeypatch, tmp_path)
     journal = Journal(tmp_path / "j.jsonl", key, resume=False)
     monkeypatch.setattr(run, "run_anywhere", parallel(stop_after=3))
     with pytest.raises(KeyboardInterrupt):
-        run.run_mutants([("t", M())], cases, reached, 1, 2, on_case=journal.record_case)
+        run.run_mutants([("t", M())], cases, reached, jobs=1, pack=2, on_case=journal.record_case)
     first = list(ran)
     resumed = Journal(tmp_path / "j.jsonl", key, resume=True)
     assert [c["descriptor"] for c in resumed.cases["mutant:t:2"]] == first and len(first) == 3
     ran.clear()
     monkeypatch.setattr(run, "run_anywhere", parallel(stop_after=None))
     replay = {n: [CaseResult.from_dict(c) for c in rs] for n, rs in resumed.cases.items()}
-    (row,) = run.run_mutants([("t", M())], cases, reached, 1, 2, replay=replay, on_case=resumed.record_case)
+    (row,) = run.run_mutants([("t", M())], cases, reached, jobs=1, pack=2, replay=replay, on_case=resumed.record_case)
     assert sorted(first + ran) == sorted(c.descriptor for c in cases) and len(ran) == 1
     assert (row.status, row.cases_run, row.judged) == ("survived", 4, 4)
 
@@ -457,7 +457,7 @@ def test_a_case_that_fails_without_a_mutant_judges_no_mutant(tmp_path, monkeypat
         return {c.descriptor: {} for c in configs}, {c.descriptor: (None if c.descriptor == broken else "d")
                                                        for c in configs}
 
-    def fake_run(mutants, configs, reached, jobs, pack, on_mutant, *_):
+    def fake_run(mutants, configs, reached, *, jobs, pack, on_mutant, **_):
         seen["cases"] = [c.descriptor for c in configs]
         return [run.MutantResult(run.mutant_name(t, m.index), m.function, m.line, m.operator, m.description,
                                  "survived", diff=m.diff) for t, m in mutants]

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import pytest
 
+from harness.run.settings import FunctionRef
+from harness.schedule.plan import Schedule
+
 pytest.importorskip("ray", reason="the optional extra 'cluster' (ray) is not installed: pip install -e '.[cluster]'")
 
 from harness.history.db import History  # noqa: E402
@@ -25,8 +28,9 @@ def _sweep(tmp_path, name: str, **kw):
 
 @pytest.mark.processes
 def test_a_crash_and_a_hang_on_the_cluster_cost_only_their_cases(tmp_path):
-    crashed = _sweep(tmp_path, "crash", cluster="local", case_fn="tests.crashing_case:run_case")
-    hung = _sweep(tmp_path, "hang", cluster="local", case_fn="tests.hanging_case:run_case", time_limit=5.0)
+    crashed = _sweep(tmp_path, "crash", cluster="local", case_fn=FunctionRef("tests.crashing_case", "run_case"))
+    hung = _sweep(tmp_path, "hang", cluster="local", case_fn=FunctionRef("tests.hanging_case", "run_case"),
+                  time_limit=5.0)
     for done, what in ((crashed, "the cluster lost this case"), (hung, "timeout: no result after 5 s")):
         assert done.complete and len(done.results) == done.run.expected == 8
         bad = [r for r in done.results if r.outcome is not Outcome.PASS]
@@ -53,7 +57,8 @@ def test_a_cluster_worker_is_replaced_after_its_task_budget_and_no_case_is_lost(
 
     configs = [parse_descriptor(f"conv2d_ic{ic}_oc4_i8x8_k3") for ic in range(1, 9)]
     seen = []
-    run_on_cluster(configs, RunSettings(), "local", 2, seen.append, "tests.leaking_case:run_case", recycle_tasks=3)
+    schedule = Schedule(2, FunctionRef("tests.leaking_case", "run_case"), cluster="local", recycle_tasks=3)
+    run_on_cluster(configs, RunSettings(), schedule, seen.append)
     assert sorted(r.descriptor for r in seen) == sorted(c.descriptor for c in configs)
     assert all(r.outcome is Outcome.PASS for r in seen)
     assert max(r.metrics["leaked"] for r in seen) <= 3  # no actor ran more than its budget

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import pytest
 
+from harness.run.settings import FunctionRef
+
 from harness.history.db import BROKEN, History
 from harness.policy.controls import CONTROLS, PROOF_CANARY
 from harness.results.case_result import CaseResult, Outcome
 from harness.schedule.proof import EnvironmentBroken, Proof, nothing_ran
 from harness.schedule.sweep import SweepRequest, run_sweep
 
-STAND_IN = "tests.broken_env_case:run_case"
+STAND_IN = FunctionRef("tests.broken_env_case", "run_case")
 
 
 def _request(tmp_path, **kw) -> SweepRequest:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from harness.run.settings import FunctionRef
+
 from harness.cases.selection import select
 from harness.config import ConfigError
 from harness.history.db import COMPLETE, History
@@ -17,7 +19,7 @@ RUN_ID = "20261203T000000-abcdef"
 
 def _request(tmp_path, **kw) -> SweepRequest:
     return SweepRequest("smoke", filter=FILTER, jobs=2, results=tmp_path / "r.jsonl", db=tmp_path / "h.sqlite",
-                        case_fn="tests.slow_case:run_case", resume=True, **kw)
+                        case_fn=FunctionRef("tests.slow_case", "run_case"), resume=True, **kw)
 
 
 def _killed_run(tmp_path, finished: int, cut: bool = True) -> list[str]:
