@@ -205,7 +205,9 @@ def run_configured(config: ConvConfig, settings: RunSettings, data_file: str = "
     release_graph_caches()
     timings["total"] = round(time.perf_counter() - start, 4)
     result = case_result(config, settings, seen, timings, evidence, data_file)
-    if not result.green and seen.outcome is not Outcome.HARNESS_ERROR:
+    # Under an injected fault (a canary, a mutant) red is the experiment's expected answer, not a verdict on the
+    # backend: no second run (it would double the cost of every kill in a campaign).
+    if not result.green and seen.outcome is not Outcome.HARNESS_ERROR and not settings.canary:
         changed = _speedups_changed(config, settings, seen, data_file)
         if changed is not None:
             result = case_result(config, settings, changed, timings, evidence, data_file)
@@ -227,7 +229,7 @@ def _speedups_changed(config: ConvConfig, settings: RunSettings, seen: Observati
     installed = state.current()
     if installed is None or not installed.on:
         return None
-    with state.suspended(), injected(settings.canary) if settings.canary else contextlib.nullcontext():
+    with state.suspended():
         try:
             plain = _observe(config, settings, {}, Evidence(), data_file)
         except Exception as e:  # noqa: BLE001 - the plain flow's own failure is compared as any other
