@@ -18,12 +18,13 @@ until a test asks for `conv_case`.
 
 from __future__ import annotations
 
+import functools
 import time
 
 import pytest
 
 from harness.config import ConfigError, ConvConfig, parse_descriptor
-from harness.pytest_plugin import options, packs, recorder
+from harness.pytest_plugin import durations, options, packs, recorder
 from harness.cli.common import EXIT_ENVIRONMENT
 from harness.results.case_result import new_run_id
 
@@ -104,6 +105,9 @@ def pytest_configure(config):
         except ConfigError as e:
             raise pytest.UsageError(str(e)) from None
     worker = getattr(config, "workerinput", None)
+    if config.getoption("harness_store_durations") and worker is None:  # the controller sees every report
+        config.pluginmanager.register(durations.Recorder(config.rootpath / config.getoption("harness_store_durations")),
+                                      "harness-store-durations")
     config._harness_run_id = worker["harness_run_id"] if worker else new_run_id()
     config._harness_started = worker["harness_started"] if worker else time.time()
 
@@ -115,11 +119,25 @@ def pytest_configure_node(node):  # xdist: what each worker shares with the cont
     node.workerinput["harness_packed"] = _pack_dist(config)
 
 
+def _known_durations(config) -> dict[str, float] | None:
+    path = config.getoption("harness_durations")
+    if not path:
+        return None
+    try:
+        return durations.load(config.rootpath / path)
+    except durations.DurationsError as e:
+        raise pytest.UsageError(str(e)) from None
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_xdist_make_scheduler(config, log):
-    if not _pack_dist(config) or config.getoption("harness_pack") < 2:
+    known = _known_durations(config)
+    if not _pack_dist(config) or (config.getoption("harness_pack") < 2 and known is None):
         return None  # xdist's own scheduler
-    return packs.pack_scheduler(config, log, packs.scope_by_id(_packs(config)))
+    scopes = packs.scope_by_id(_packs(config)) if config.getoption("harness_pack") > 1 else {}
+    order = None if known is None else functools.partial(durations.order_units, known=known)
+    return packs.pack_scheduler(config, log, scopes, order)
+
 
 
 def pytest_generate_tests(metafunc):

@@ -32,6 +32,12 @@ def add_options(parser) -> None:
                 help=f"merged JSONL results (default: {DEFAULT_RESULTS})")
     g.addoption("--harness-db", default=DEFAULT_DB, metavar="PATH", help=f"run history (default: {DEFAULT_DB})")
     g.addoption("--harness-no-history", action="store_true", help="do not record the run in the history")
+    g.addoption("--harness-durations", default="", metavar="PATH",
+                help="a JSON of {test node id: seconds} from an earlier run: under xdist the longest work goes out "
+                     "first (order only; what a test does is unchanged)")
+    g.addoption("--harness-store-durations", default="", metavar="PATH",
+                help="write this session's durations there (each test's setup + call + teardown), for "
+                     "--harness-durations")
     g.addoption("--harness-executorch", default="", metavar="SPEC", help="run against another ExecuTorch: a release "
                 "(1.4.1), a source checkout (PATH, or PATH@REV) whose Python core runs over the installed wheel's "
                 "compiled parts")

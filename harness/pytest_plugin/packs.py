@@ -12,6 +12,7 @@ alone.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from harness.config import ConvConfig
 from harness.schedule.packing import form_packs
@@ -41,12 +42,26 @@ def test_id(nodeid: str) -> str:
     return m["id"] if m else ""
 
 
-def pack_scheduler(config, log, scopes: dict[str, str]):
-    """xdist's load scheduling with each pack one unit of work (other tests one unit each, as with `load`)."""
+def pack_scheduler(config, log, scopes: dict[str, str], order: Callable[[list], list] | None = None):
+    """xdist's load scheduling with each pack one unit of work (other tests one unit each, as with `load`);
+    `order` puts the units [(scope, node ids)] in the order they go out (harness.pytest_plugin.durations:
+    longest first)."""
     from xdist.scheduler.loadscope import LoadScopeScheduling
 
     class PackScheduling(LoadScopeScheduling):
+        ordered = order is None
+
         def _split_scope(self, nodeid: str) -> str:
             return scopes.get(test_id(nodeid), nodeid)
+
+        def _assign_work_unit(self, node) -> None:
+            # The first assignment follows the building of the whole queue (LoadScopeScheduling.schedule).
+            if not self.ordered:
+                self.ordered = True
+                units = order([(s, list(ids)) for s, ids in self.workqueue.items()])
+                queue = {scope: self.workqueue[scope] for scope, _ in units}
+                self.workqueue.clear()
+                self.workqueue.update(queue)
+            super()._assign_work_unit(node)
 
     return PackScheduling(config, log)
