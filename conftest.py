@@ -9,5 +9,7 @@ import pytest
 
 def pytest_configure(config):
     if not config.pluginmanager.has_plugin("conv-harness"):
-        raise pytest.UsageError("the harness's pytest plugin is not registered: install the package "
-                                "(pip install -e '.[test]') so that its pytest11 entry point 'conv-harness' is")
+        raise pytest.UsageError(
+            "the harness's pytest plugin is not registered: install the package "
+            "(pip install -e '.[test]') so that its pytest11 entry point 'conv-harness' is"
+        )

@@ -15,7 +15,7 @@ sides met the same machine, and the median over rounds is reported. This script 
 harness itself never does.
 
     python benchmarks/bench_per_case.py [--rounds 7] [--json benchmarks/results/per_case.json]
-    python benchmarks/bench_per_case.py --table benchmarks/results/per_case.json   # the table in docs/guide (docs/performance.md has every figure)
+    python benchmarks/bench_per_case.py --table benchmarks/results/per_case.json   # its table, as docs/performance.md
 """
 
 from __future__ import annotations
@@ -60,8 +60,8 @@ def _harness_side() -> dict:
     from harness.config import parse_descriptor
     from harness.run.execute import run_case
     from harness.run.packed import run_pack
-    from harness.run.settings import RunSettings
     from harness.run.process import setup_process
+    from harness.run.settings import RunSettings
 
     setup_process()
     out: dict = {}
@@ -72,14 +72,14 @@ def _harness_side() -> dict:
         for base in CONFIGS:
             d = f"{base}_q{scheme}"
 
-            def go(seed):
+            def go(seed, d=d):
                 r = run_case(parse_descriptor(d), seed)
                 assert r.outcome.value == "pass", (d, r.outcome, r.reason)
 
             out[d] = [_time(lambda: go(0))]
         configs = [parse_descriptor(f"{base}_q{scheme}") for base in CONFIGS]
 
-        def go_packed(seed):
+        def go_packed(seed, configs=configs):
             results = run_pack(configs, RunSettings(seed))
             assert all(r.outcome.value == "pass" and r.packed == len(configs) for r in results), results
 
@@ -91,9 +91,9 @@ def _pipeline_side() -> dict:
     # A plain process: none of the harness's set-up or speed-ups.
     from executorch.backends.arm.test.tester.test_pipeline import TosaPipelineFP, TosaPipelineINT
 
-    from harness.config import parse_descriptor
     from harness.build.data import make_tensors
     from harness.build.model import build_model
+    from harness.config import parse_descriptor
 
     def go(d, seed):
         c = parse_descriptor(d)
@@ -106,7 +106,7 @@ def _pipeline_side() -> dict:
         go(f"{CONFIGS[0]}_q{scheme}", 99)  # warm-up
         for base in CONFIGS:
             d = f"{base}_q{scheme}"
-            out[d] = [_time(lambda: go(d, 0))]
+            out[d] = [_time(lambda d=d: go(d, 0))]
     return out
 
 
@@ -118,26 +118,36 @@ def _spread(s: dict) -> str:
 def table(path: str) -> str:
     s = json.loads(Path(path).read_text())["summary"]
     a, f = s["a8w8"], s["fp32"]
-    return "\n".join([
-        "| measure | a8w8 | fp32 |", "|---|--:|--:|",
-        f"| harness, a case alone | {a['harness_median_s']:.3f} s | {f['harness_median_s']:.3f} s |",
-        f"| harness, a case's share of a pack of {a['pack_size']} | {a['harness_packed_s']:.3f} s | "
-        f"{f['harness_packed_s']:.3f} s |",
-        f"| `TosaPipelineINT` / `TosaPipelineFP` | {a['TosaPipelineINT_median_s']:.3f} s | "
-        f"{f['TosaPipelineFP_median_s']:.3f} s |",
-        f"| ratio, median of {a['rounds']} rounds: alone / packed | {a['ratio']:.2f}x / {a['ratio_packed']:.2f}x | "
-        f"{f['ratio']:.2f}x / {f['ratio_packed']:.2f}x |",
-        f"| packed ratio of each round | {', '.join(f'{r:.2f}' for r in a['ratio_packed_per_round'])} | "
-        f"{', '.join(f'{r:.2f}' for r in f['ratio_packed_per_round'])} |",
-        *([f"| spread of the packed ratio (lowest, highest round) | {_spread(a)} | {_spread(f)} |"]
-          if "ratio_packed_spread" in a else []),
-    ])
+    return "\n".join(
+        [
+            "| measure | a8w8 | fp32 |",
+            "|---|--:|--:|",
+            f"| harness, a case alone | {a['harness_median_s']:.3f} s | {f['harness_median_s']:.3f} s |",
+            f"| harness, a case's share of a pack of {a['pack_size']} | {a['harness_packed_s']:.3f} s | "
+            f"{f['harness_packed_s']:.3f} s |",
+            f"| `TosaPipelineINT` / `TosaPipelineFP` | {a['TosaPipelineINT_median_s']:.3f} s | "
+            f"{f['TosaPipelineFP_median_s']:.3f} s |",
+            f"| ratio, median of {a['rounds']} rounds: alone / packed | {a['ratio']:.2f}x / {a['ratio_packed']:.2f}x | "
+            f"{f['ratio']:.2f}x / {f['ratio_packed']:.2f}x |",
+            f"| packed ratio of each round | {', '.join(f'{r:.2f}' for r in a['ratio_packed_per_round'])} | "
+            f"{', '.join(f'{r:.2f}' for r in f['ratio_packed_per_round'])} |",
+            *(
+                [f"| spread of the packed ratio (lowest, highest round) | {_spread(a)} | {_spread(f)} |"]
+                if "ratio_packed_spread" in a
+                else []
+            ),
+        ]
+    )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rounds", type=int, default=7, help="alternations of the two sides: each round times "
-                        "every case once on each side, in a fresh process each")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=7,
+        help="alternations of the two sides: each round times every case once on each side, in a fresh process each",
+    )
     parser.add_argument("--table", metavar="JSON", help="print the markdown table of a JSON written earlier, and stop")
     parser.add_argument("--json", help="also write the figures here")
     parser.add_argument("--side", choices=("harness", "pipeline"), help=argparse.SUPPRESS)
@@ -154,8 +164,7 @@ def main() -> int:
     import subprocess
 
     def side(name: str) -> dict:
-        proc = subprocess.run([sys.executable, __file__, "--side", name],
-                              capture_output=True, text=True, check=True)
+        proc = subprocess.run([sys.executable, __file__, "--side", name], capture_output=True, text=True, check=True)
         line = next(x for x in proc.stdout.splitlines() if x.startswith("BENCH "))
         return json.loads(line[6:])
 
@@ -173,29 +182,42 @@ def main() -> int:
         for k in keys:
             print(f"{k:55s} harness {statistics.median(ours[k]):.3f}s  {name} {statistics.median(theirs[k]):.3f}s")
 
-        def medians(o: dict, t: dict) -> tuple[float, float, float]:
-            return (statistics.median(x for k in keys for x in o[k]), statistics.median(o[f"packed_q{scheme}"]),
-                    statistics.median(x for k in keys for x in t[k]))
+        def medians(o: dict, t: dict, keys=keys, scheme=scheme) -> tuple[float, float, float]:
+            return (
+                statistics.median(x for k in keys for x in o[k]),
+                statistics.median(o[f"packed_q{scheme}"]),
+                statistics.median(x for k in keys for x in t[k]),
+            )
 
         o, packed, p = medians(ours, theirs)
         per_round = [medians(a, b) for a, b in rounds]
-        summary[scheme] = {"harness_median_s": round(o, 3), "harness_packed_s": round(packed, 3),
-                           f"{name}_median_s": round(p, 3),
-                           "ratio": round(statistics.median(r[2] / r[0] for r in per_round), 2),
-                           "ratio_packed": round(statistics.median(r[2] / r[1] for r in per_round), 2),
-                           "ratio_per_round": [round(r[2] / r[0], 2) for r in per_round],
-                           "ratio_packed_per_round": [round(r[2] / r[1], 2) for r in per_round],
-                           "ratio_spread": [round(min(r[2] / r[0] for r in per_round), 2),
-                                            round(max(r[2] / r[0] for r in per_round), 2)],
-                           "ratio_packed_spread": [round(min(r[2] / r[1] for r in per_round), 2),
-                                                   round(max(r[2] / r[1] for r in per_round), 2)],
-                           "pack_size": len(CONFIGS), "rounds": args.rounds}
+        summary[scheme] = {
+            "harness_median_s": round(o, 3),
+            "harness_packed_s": round(packed, 3),
+            f"{name}_median_s": round(p, 3),
+            "ratio": round(statistics.median(r[2] / r[0] for r in per_round), 2),
+            "ratio_packed": round(statistics.median(r[2] / r[1] for r in per_round), 2),
+            "ratio_per_round": [round(r[2] / r[0], 2) for r in per_round],
+            "ratio_packed_per_round": [round(r[2] / r[1], 2) for r in per_round],
+            "ratio_spread": [
+                round(min(r[2] / r[0] for r in per_round), 2),
+                round(max(r[2] / r[0] for r in per_round), 2),
+            ],
+            "ratio_packed_spread": [
+                round(min(r[2] / r[1] for r in per_round), 2),
+                round(max(r[2] / r[1] for r in per_round), 2),
+            ],
+            "pack_size": len(CONFIGS),
+            "rounds": args.rounds,
+        }
     print()
     for scheme, s in summary.items():
         name = "TosaPipelineINT" if scheme == "a8w8" else "TosaPipelineFP"
-        print(f"{scheme}: harness {s['harness_median_s']:.3f} s/case alone, {s['harness_packed_s']:.3f} s/case packed; "
-              f"{name} {s[f'{name}_median_s']:.3f} s/case (ratio, median of rounds: {s['ratio']:.2f} alone, "
-              f"{s['ratio_packed']:.2f} packed; rounds {s['ratio_packed_per_round']})")
+        print(
+            f"{scheme}: harness {s['harness_median_s']:.3f} s/case alone, {s['harness_packed_s']:.3f} s/case packed; "
+            f"{name} {s[f'{name}_median_s']:.3f} s/case (ratio, median of rounds: {s['ratio']:.2f} alone, "
+            f"{s['ratio_packed']:.2f} packed; rounds {s['ratio_packed_per_round']})"
+        )
     if args.json:
         every = [{"harness": a, "pipelines": b} for a, b in rounds]  # every round's every timing, in order
         Path(args.json).write_text(json.dumps({"summary": summary, "rounds": every}, indent=2))

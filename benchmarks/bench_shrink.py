@@ -9,7 +9,7 @@ output), and, given `--sweeps DIR` holding a smoke sweep per canary
 smallest failing smoke case: the bound the issue sets for the minimal case.
 
     python benchmarks/bench_shrink.py [--sweeps DIR] [--json benchmarks/results/shrink.json]
-    python benchmarks/bench_shrink.py --table benchmarks/results/shrink.json   # the table in docs/guide (docs/performance.md has every figure)
+    python benchmarks/bench_shrink.py --table benchmarks/results/shrink.json   # its table, as docs/performance.md
 """
 
 from __future__ import annotations
@@ -47,11 +47,15 @@ def smallest_failing(path: Path):
 def table(path: str) -> str:
     """The markdown table from a JSON this script wrote."""
     data = json.loads(Path(path).read_text())
-    lines = ["| canary | runs | s | start size | minimal size | smallest failing smoke | minimal case |",
-             "|---|--:|--:|--:|--:|--:|---|"]
+    lines = [
+        "| canary | runs | s | start size | minimal size | smallest failing smoke | minimal case |",
+        "|---|--:|--:|--:|--:|--:|---|",
+    ]
     for r in data["canaries"]:
-        lines.append(f"| {r['canary']} | {r['runs']} | {r['seconds']} | {r['start_size']} | {r['minimal_size']} | "
-                     f"{r.get('smallest_smoke_size', '-')} | `{r['minimal']}` |")
+        lines.append(
+            f"| {r['canary']} | {r['runs']} | {r['seconds']} | {r['start_size']} | {r['minimal_size']} | "
+            f"{r.get('smallest_smoke_size', '-')} | `{r['minimal']}` |"
+        )
     lines.append(f"| all {len(data['canaries'])} | {data['total_runs']} | {data['total_seconds']} | | | | |")
     return "\n".join(lines)
 
@@ -68,8 +72,8 @@ def main() -> int:
         return 0
 
     from harness.bisect.shrink import shrink, size
-    from harness.faults.canaries import CANARIES
     from harness.cases.sweeps import sweep
+    from harness.faults.canaries import CANARIES
     from harness.run.execute import run_case
 
     cases = sweep("smoke", target="tosa")
@@ -78,20 +82,38 @@ def main() -> int:
         start = first_catching(name, cases)
         t = time.perf_counter()
         s = shrink(start, lambda c, name=name: run_case(c, 0, "tosa", canary=name), max_runs=args.max_runs)
-        row = {"canary": name, "start": start.descriptor, "start_size": size(start), "minimal": s.minimal,
-               "minimal_size": s.minimal_size, "runs": s.runs, "seconds": round(time.perf_counter() - t, 1),
-               "signature": str(s.signature), "exhausted": s.exhausted}
+        row = {
+            "canary": name,
+            "start": start.descriptor,
+            "start_size": size(start),
+            "minimal": s.minimal,
+            "minimal_size": s.minimal_size,
+            "runs": s.runs,
+            "seconds": round(time.perf_counter() - t, 1),
+            "signature": str(s.signature),
+            "exhausted": s.exhausted,
+        }
         rows.append(row)
-        print(f"{name:24s} {row['runs']:3d} runs {row['seconds']:6.1f} s  {row['start_size']:6d} -> "
-              f"{row['minimal_size']:5d}  {row['minimal']}", flush=True)
+        print(
+            f"{name:24s} {row['runs']:3d} runs {row['seconds']:6.1f} s  {row['start_size']:6d} -> "
+            f"{row['minimal_size']:5d}  {row['minimal']}",
+            flush=True,
+        )
     for row in rows if args.sweeps else []:  # read last: the sweeps may still be finishing while the shrinks run
         path = Path(args.sweeps) / f"{row['canary']}.jsonl"
         small = smallest_failing(path) if path.exists() else None
         if small is not None:
-            row.update(smallest_smoke=small.descriptor, smallest_smoke_size=size(small),
-                       within_bound=row["minimal_size"] <= size(small))
-    out = {"max_runs": args.max_runs, "canaries": rows,
-           "total_runs": sum(r["runs"] for r in rows), "total_seconds": round(sum(r["seconds"] for r in rows), 1)}
+            row.update(
+                smallest_smoke=small.descriptor,
+                smallest_smoke_size=size(small),
+                within_bound=row["minimal_size"] <= size(small),
+            )
+    out = {
+        "max_runs": args.max_runs,
+        "canaries": rows,
+        "total_runs": sum(r["runs"] for r in rows),
+        "total_seconds": round(sum(r["seconds"] for r in rows), 1),
+    }
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(out, indent=2) + "\n")
     print(f"wrote {args.json}")

@@ -49,17 +49,20 @@ def _span(seconds: list[float]) -> str:
 def table(path: str) -> str:
     d = json.loads(Path(path).read_text())
     rss = d["rss_mib"]
-    return "\n".join([
-        "| measure | value |", "|---|--:|",
-        f"| worker start-up, forked from the fork server | {_span(d['startup_s']['forkserver'][1:])} |",
-        f"| the first worker, with the fork server's one-time preload | {d['startup_s']['forkserver'][0]:.2f} s |",
-        f"| worker start-up, spawn | {_span(d['startup_s']['spawn'])} |",
-        f"| resident memory after case 1 / 100 / 500 / {d['cases']} | {rss['1']} / {rss['100']} / {rss['500']} / "
-        f"{rss[str(d['cases'])]} MiB |",
-        f"| largest resident memory over {d['cases']} cases (budget 1,536) | {d['max_rss_mib']} MiB |",
-        f"| growth of a worker between recycles | {d['growth_mib_per_1000_cases']} MiB per 1,000 cases |",
-        f"| workers recycled at {d['recycle_mib']} MiB | {d['recycled']} |",
-    ])
+    return "\n".join(
+        [
+            "| measure | value |",
+            "|---|--:|",
+            f"| worker start-up, forked from the fork server | {_span(d['startup_s']['forkserver'][1:])} |",
+            f"| the first worker, with the fork server's one-time preload | {d['startup_s']['forkserver'][0]:.2f} s |",
+            f"| worker start-up, spawn | {_span(d['startup_s']['spawn'])} |",
+            f"| resident memory after case 1 / 100 / 500 / {d['cases']} | {rss['1']} / {rss['100']} / {rss['500']} / "
+            f"{rss[str(d['cases'])]} MiB |",
+            f"| largest resident memory over {d['cases']} cases (budget 1,536) | {d['max_rss_mib']} MiB |",
+            f"| growth of a worker between recycles | {d['growth_mib_per_1000_cases']} MiB per 1,000 cases |",
+            f"| workers recycled at {d['recycle_mib']} MiB | {d['recycled']} |",
+        ]
+    )
 
 
 def main() -> int:
@@ -97,9 +100,17 @@ def main() -> int:
     lives.append(life)
     slopes = [(x[-1] - x[50]) / (len(x) - 51) for x in lives if len(x) > 100]
     growth = round(1000 * sum(slopes) / len(slopes), 1) if slopes else None
-    out = {"cases": len(curve), "seconds": round(seconds, 1), "startup_s": startup, "rss_mib": marks,
-           "max_rss_mib": max(curve), "recycled": stats.recycled, "recycle_mib": WORKER_RECYCLE_RSS // MIB,
-           "rss_curve_mib_every_50": curve[::50], "growth_mib_per_1000_cases": growth}
+    out = {
+        "cases": len(curve),
+        "seconds": round(seconds, 1),
+        "startup_s": startup,
+        "rss_mib": marks,
+        "max_rss_mib": max(curve),
+        "recycled": stats.recycled,
+        "recycle_mib": WORKER_RECYCLE_RSS // MIB,
+        "rss_curve_mib_every_50": curve[::50],
+        "growth_mib_per_1000_cases": growth,
+    }
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(out, indent=2) + "\n")
     print(table(args.json))

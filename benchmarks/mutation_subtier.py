@@ -35,8 +35,11 @@ def derive(report: dict, trace: dict, outcomes: dict[str, str], cases: set[str])
     """(rows of the smaller tier, names of the mutants that must run on it)."""
     from harness.faults.catalog import mutants_of
 
-    spans = {f"mutant:{t}:{m.index}": (t, set(range(m.lines[0], m.lines[1] + 1)))
-             for t in report["modules"] for m in mutants_of(t)}
+    spans = {
+        f"mutant:{t}:{m.index}": (t, set(range(m.lines[0], m.lines[1] + 1)))
+        for t in report["modules"]
+        for m in mutants_of(t)
+    }
     kept = {d for d in cases if d in outcomes} - set(report["not_green"])  # a case red without a mutant judges none
     rows, undecided = [], []
     for row in report["mutants"]:
@@ -68,9 +71,11 @@ def scores(rows: list[dict]) -> dict:
         by_module.setdefault(r["name"].split(":")[1], Counter())[r["status"]] += 1
         by_operator.setdefault(r["operator"], Counter())[r["status"]] += 1
     total = sum(by_module.values(), Counter())
-    return {"all": {"counts": dict(total), "score": score(total)},
-            "modules": {k: {"counts": dict(c), "score": score(c)} for k, c in by_module.items()},
-            "operators": {k: {"counts": dict(c), "score": score(c)} for k, c in sorted(by_operator.items())}}
+    return {
+        "all": {"counts": dict(total), "score": score(total)},
+        "modules": {k: {"counts": dict(c), "score": score(c)} for k, c in by_module.items()},
+        "operators": {k: {"counts": dict(c), "score": score(c)} for k, c in sorted(by_operator.items())},
+    }
 
 
 def main() -> None:
@@ -83,8 +88,10 @@ def main() -> None:
     report = json.loads((args.after / "mutation.json").read_text())
     trace_file = args.after / f"trace-{report['tier']}.json"
     trace = json.loads(trace_file.read_text())["trace"]
-    outcomes = {json.loads(line)["descriptor"]: json.loads(line)["outcome"]
-                for line in trace_file.with_suffix(".results.jsonl").read_text().splitlines()}
+    outcomes = {
+        json.loads(line)["descriptor"]: json.loads(line)["outcome"]
+        for line in trace_file.with_suffix(".results.jsonl").read_text().splitlines()
+    }
     cases = set(args.cases.read_text().split())
     rows, undecided = derive(report, trace, outcomes, cases)
     if args.merge:

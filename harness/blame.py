@@ -98,7 +98,7 @@ def harness_origin(error: BaseException, root: BaseException) -> str | None:
     return harness_module(raising_frame(root.__traceback__))
 
 
-def backend_import_error(e: ImportError) -> "BackendImportError | None":
+def backend_import_error(e: ImportError) -> BackendImportError | None:
     """The one-line error for an ImportError of ExecuTorch (or inside it); None for any other import error."""
     frame = raising_frame(e.__traceback__) or ""
     if "executorch" in str(e) or "executorch" in (getattr(e, "name", "") or "") or f"{Path('/executorch/')}" in frame:
@@ -106,7 +106,7 @@ def backend_import_error(e: ImportError) -> "BackendImportError | None":
     return None
 
 
-def backend_load_error(e: BaseException) -> "BackendImportError | None":
+def backend_load_error(e: BaseException) -> BackendImportError | None:
     """The one-line error for any exception raised while Python imported an ExecuTorch module (an old tree's
     exir asking torch for an op overload this torch lacks, say); None when it did not arise in such an import."""
     tb = e.__traceback__
@@ -115,8 +115,9 @@ def backend_load_error(e: BaseException) -> "BackendImportError | None":
         if code.co_name == "<module>" and f"{Path('/executorch/')}" in code.co_filename:
             import torch
 
-            return BackendImportError(f"{describe_import_error(e)}; this ExecuTorch does not import beside torch "
-                                      f"{torch.__version__}")
+            return BackendImportError(
+                f"{describe_import_error(e)}; this ExecuTorch does not import beside torch {torch.__version__}"
+            )
         tb = tb.tb_next
     return None
 
@@ -126,8 +127,10 @@ def describe_import_error(e: BaseException) -> str:
     where = harness_module(raising_frame(e.__traceback__)) or _module_of(raising_frame(e.__traceback__))
     line = f"cannot import what the harness needs of ExecuTorch ({type(e).__name__}: {e}; imported by {where})"
     if str(getattr(e, "path", "") or "").endswith(".so") or ".so)" in str(e):
-        line += ("; the tree's Python needs compiled parts the installed ExecuTorch lacks: build them in the tree "
-                 "(`pip install -e .` there) and run the harness in that environment")
+        line += (
+            "; the tree's Python needs compiled parts the installed ExecuTorch lacks: build them in the tree "
+            "(`pip install -e .` there) and run the harness in that environment"
+        )
     return line
 
 

@@ -16,9 +16,7 @@ _F_CONV = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
 _F_TCONV = {1: F.conv_transpose1d, 2: F.conv_transpose2d, 3: F.conv_transpose3d}
 
 
-def conv_forward(
-    c: ConvConfig, x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None
-) -> torch.Tensor:
+def conv_forward(c: ConvConfig, x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
     """The conv of `c` on explicit tensors, in their dtype (torch semantics)."""
     if c.transposed:
         return _F_TCONV[c.rank](
@@ -39,9 +37,7 @@ def conv_forward(
         padding: object = 0
     else:
         padding = c.padding
-    return _F_CONV[c.rank](
-        x, weight, bias, stride=c.stride, padding=padding, dilation=c.dilation, groups=c.groups
-    )
+    return _F_CONV[c.rank](x, weight, bias, stride=c.stride, padding=padding, dilation=c.dilation, groups=c.groups)
 
 
 def border_mask(c: ConvConfig) -> torch.Tensor:
@@ -57,8 +53,16 @@ def border_mask(c: ConvConfig) -> torch.Tensor:
     # output positions of the two problems line up.
     margin = [s * (((k - 1) * d) // s + 2) for k, d, s in zip(c.kernel, c.dilation, c.stride)]
     ones_w = torch.ones((1, 1, *c.kernel), dtype=torch.float64)
-    plain = c.replace(in_channels=1, out_channels=1, groups=1, batch=1, padding_mode="zeros", bias=False,
-                      context="none", dynamic="none")
+    plain = c.replace(
+        in_channels=1,
+        out_channels=1,
+        groups=1,
+        batch=1,
+        padding_mode="zeros",
+        bias=False,
+        context="none",
+        dynamic="none",
+    )
     actual = conv_forward(plain, torch.ones((1, 1, *c.input_size), dtype=torch.float64), ones_w, None)
     wide_size = tuple(L + 2 * m for L, m in zip(c.input_size, margin))
     wide = conv_forward(plain, torch.ones((1, 1, *wide_size), dtype=torch.float64), ones_w, None)

@@ -112,7 +112,7 @@ def parse_fields(text: str) -> dict[str, object]:
             if not token.startswith(key) or len(token) == len(key):
                 continue
             field, kind = TOKENS[key]
-            value = _parse_value(kind, token[len(key):], rank)
+            value = _parse_value(kind, token[len(key) :], rank)
             if value is None:
                 continue
             if field in values:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import torch
 import torch.ao.quantization.fx._decomposed  # noqa: F401  - defines torch.ops.quantized_decomposed
 
+
 @dataclass(frozen=True)
 class TensorQParams:
     """Affine per-tensor parameters: real = (q - zero_point) * scale."""
@@ -61,7 +62,9 @@ class ConvQParams:
                 "scale_max": max(self.weight.scales),
                 "dtype": self.weight.dtype,
             },
-            "bias": None if not isinstance(self.bias, torch.Tensor) else {"dtype": str(self.bias.dtype).replace("torch.", "")},
+            "bias": None
+            if not isinstance(self.bias, torch.Tensor)
+            else {"dtype": str(self.bias.dtype).replace("torch.", "")},
         }
 
 
@@ -109,9 +112,7 @@ def _dtype_name(dtype: torch.dtype) -> str:
 
 def _tensor_qparams(node: torch.fx.Node, gm) -> TensorQParams:
     _, scale, zp, qmin, qmax, dtype = node.args[:6]
-    return TensorQParams(
-        float(_value(gm, scale)), int(_value(gm, zp)), int(qmin), int(qmax), _dtype_name(dtype)
-    )
+    return TensorQParams(float(_value(gm, scale)), int(_value(gm, zp)), int(qmin), int(qmax), _dtype_name(dtype))
 
 
 def _weight_qparams(node: torch.fx.Node, gm) -> WeightQParams:
@@ -175,7 +176,11 @@ def conv_qparams(gm: torch.fx.GraphModule) -> list[ConvQParams | None]:
     out = []
     for _, owner in gm.named_modules():
         if isinstance(owner, torch.fx.GraphModule):
-            out += [_conv_qparams(n, owner) for n in owner.graph.nodes if n.op == "call_function" and n.target in _CONV_TARGETS]
+            out += [
+                _conv_qparams(n, owner)
+                for n in owner.graph.nodes
+                if n.op == "call_function" and n.target in _CONV_TARGETS
+            ]
     return out
 
 
@@ -191,8 +196,10 @@ def op_qparams(gm: torch.fx.GraphModule, op: str) -> tuple[list[TensorQParams | 
     is not dequantized) and of its output (through a fused clamp). ValueError when the graph has no such op."""
     for n in gm.graph.nodes:
         if n.op == "call_function" and getattr(n.target, "__name__", "").split(".")[0] == op:
-            inputs = [_tensor_qparams(a, gm) if isinstance(a, torch.fx.Node) and a.target in _DQ_TENSOR else None
-                      for a in n.args]
+            inputs = [
+                _tensor_qparams(a, gm) if isinstance(a, torch.fx.Node) and a.target in _DQ_TENSOR else None
+                for a in n.args
+            ]
             return inputs, _conv_output_qparams(n, gm)
     raise ValueError(f"no aten.{op} in the converted model")
 

@@ -18,13 +18,22 @@ from dataclasses import dataclass
 
 # (logger, the message's pattern, why it is noise here)
 KNOWN_NOISE: tuple[tuple[str, str, str], ...] = (
-    ("torchao", r"Failed to load \S*/torchao/_C_mxfp8\.[^/\s]*\.so: ",
-     "torchao's mxfp8 kernels, built for another Python and for CUDA: unused on a CPU conv"),
-    ("torchao", r"Failed to load \S*/torchao/_C_cutlass_90a\.[^/\s]*\.so: ",
-     "torchao's cutlass kernels for sm_90a GPUs: unused on a CPU conv"),
-    ("torch.utils._pytree", r".* is an Enum subclass and is now natively supported by torch\.compile as an opaque "
-                            r"value type\. Calling register_constant\(\) on Enum subclasses is deprecated",
-     "torchao registers its Enums the way torch has just deprecated; nothing of ours, nothing a case uses"),
+    (
+        "torchao",
+        r"Failed to load \S*/torchao/_C_mxfp8\.[^/\s]*\.so: ",
+        "torchao's mxfp8 kernels, built for another Python and for CUDA: unused on a CPU conv",
+    ),
+    (
+        "torchao",
+        r"Failed to load \S*/torchao/_C_cutlass_90a\.[^/\s]*\.so: ",
+        "torchao's cutlass kernels for sm_90a GPUs: unused on a CPU conv",
+    ),
+    (
+        "torch.utils._pytree",
+        r".* is an Enum subclass and is now natively supported by torch\.compile as an opaque "
+        r"value type\. Calling register_constant\(\) on Enum subclasses is deprecated",
+        "torchao registers its Enums the way torch has just deprecated; nothing of ours, nothing a case uses",
+    ),
 )
 
 

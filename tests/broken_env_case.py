@@ -18,6 +18,15 @@ def run_case(config, settings) -> CaseResult:
         outcome = Outcome.SKIPPED
     else:
         outcome = Outcome.PASS
-    return CaseResult(config.descriptor, settings.seed, outcome, target=settings.target, run_id=settings.run_id,
-                      canary=settings.canary, rule="dot-product", reason="stand-in", metrics={},
-                      timings_s={"total": 0.01})
+    return CaseResult(
+        config.descriptor,
+        settings.seed,
+        outcome,
+        target=settings.target,
+        run_id=settings.run_id,
+        canary=settings.canary,
+        rule="dot-product",
+        reason="stand-in",
+        metrics={},
+        timings_s={"total": 0.01},
+    )

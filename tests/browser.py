@@ -23,7 +23,22 @@ def chromium() -> str:
 
 def headless(browser: str, profile: Path, *args: str) -> subprocess.CompletedProcess:
     """Chromium headless with no network chatter, a fresh profile in `profile`."""
-    return subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                           "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                           f"--user-data-dir={profile}", "--virtual-time-budget=10000", *args],
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={profile}",
+            "--virtual-time-budget=10000",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )

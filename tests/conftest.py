@@ -30,8 +30,10 @@ def lowering_imported() -> list[str]:
 def pytest_collection_finish(session):
     lowering = any(item.get_closest_marker("lowering") for item in session.items)
     if session.items and not lowering and lowering_imported():
-        raise pytest.UsageError(f"collecting the tests imported {', '.join(lowering_imported())}, though no "
-                                "selected test lowers: import it inside the test, or mark its module 'lowering'")
+        raise pytest.UsageError(
+            f"collecting the tests imported {', '.join(lowering_imported())}, though no "
+            "selected test lowers: import it inside the test, or mark its module 'lowering'"
+        )
 
 
 _BEFORE = pytest.StashKey[list]()
@@ -42,9 +44,11 @@ def _check(item) -> None:
         new = sorted(set(lowering_imported()) - set(item.stash.get(_BEFORE, [])))
         if new:
             item.stash[_BEFORE] = lowering_imported()  # said once
-            raise pytest.fail.Exception(f"a test without the 'lowering' mark imported {', '.join(new)} (in a test "
-                                        "or a fixture it uses): mark it lowering; the unit loop must not lower",
-                                        pytrace=False)
+            raise pytest.fail.Exception(
+                f"a test without the 'lowering' mark imported {', '.join(new)} (in a test "
+                "or a fixture it uses): mark it lowering; the unit loop must not lower",
+                pytrace=False,
+            )
 
 
 @pytest.hookimpl(wrapper=True)

@@ -20,5 +20,6 @@ def run_pack(configs, settings) -> list[CaseResult]:
     seed, target, run_id = settings.seed, settings.target, settings.run_id
     if any(c.in_channels == 3 for c in configs):
         time.sleep(3600)
-    return [CaseResult(c.descriptor, seed, Outcome.PASS, target=target, run_id=run_id, packed=len(configs))
-            for c in configs]
+    return [
+        CaseResult(c.descriptor, seed, Outcome.PASS, target=target, run_id=run_id, packed=len(configs)) for c in configs
+    ]

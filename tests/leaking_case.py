@@ -13,4 +13,6 @@ def run_case(config, settings) -> CaseResult:
     _LEAK.append(bytearray(64 << 20))
     for i in range(0, len(_LEAK[-1]), 4096):  # touch every page: resident, not just reserved
         _LEAK[-1][i] = 1
-    return CaseResult(config.descriptor, seed, Outcome.PASS, target=target, run_id=run_id, metrics={"leaked": len(_LEAK)})
+    return CaseResult(
+        config.descriptor, seed, Outcome.PASS, target=target, run_id=run_id, metrics={"leaked": len(_LEAK)}
+    )

@@ -12,5 +12,14 @@ def run_case(config, settings) -> CaseResult:
     seed, target, canary, run_id = settings.seed, settings.target, settings.canary, settings.run_id
     time.sleep(0.15)
     outcome = Outcome.MISMATCH if canary and config.in_channels == 4 else Outcome.PASS
-    return CaseResult(config.descriptor, seed, outcome, target=target, run_id=run_id, canary=canary,
-                      rule="dot-product", metrics={"max_err": 1.0, "err_limit": 10}, timings_s={"total": 0.15})
+    return CaseResult(
+        config.descriptor,
+        seed,
+        outcome,
+        target=target,
+        run_id=run_id,
+        canary=canary,
+        rule="dot-product",
+        metrics={"max_err": 1.0, "err_limit": 10},
+        timings_s={"total": 0.15},
+    )

@@ -27,8 +27,13 @@ MODULES = {_module_name(p): p for p in sorted(ROOT.rglob("*.py"))}
 
 def _type_checking_only(tree: ast.AST) -> set[int]:
     """ids of the nodes under an `if TYPE_CHECKING:` (imports for annotations, never run)."""
-    return {id(n) for node in ast.walk(tree) if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
-            for stmt in node.body for n in ast.walk(stmt)}
+    return {
+        id(n)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+        for stmt in node.body
+        for n in ast.walk(stmt)
+    }
 
 
 def _imports(name: str) -> tuple[set[str], set[str]]:
@@ -46,7 +51,9 @@ def _imports(name: str) -> tuple[set[str], set[str]]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+                base = ".".join(
+                    package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else [])
+                )
             targets |= {f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names}
     internal, external = set(), set()
     for t in targets:
@@ -87,11 +94,16 @@ def _layer(module: str) -> str:
 def test_every_import_goes_down_the_layers(capsys):
     rank = {name: i for i, (name, _) in enumerate(LAYERS)}
     packages = {_layer(m) for m in MODULES if m != "harness"}
-    assert packages == set(rank), f"packages without a layer: {sorted(packages - set(rank))}; " \
-                                  f"layers without a package: {sorted(set(rank) - packages)}"
-    upward = sorted(f"{m} imports {d} ({_layer(m)} is below {_layer(d)})" for m, (internal, _) in GRAPH.items()
-                    for d in internal if m != "harness" and d != "harness"
-                    and rank[_layer(d)] > rank[_layer(m)])
+    assert packages == set(rank), (
+        f"packages without a layer: {sorted(packages - set(rank))}; "
+        f"layers without a package: {sorted(set(rank) - packages)}"
+    )
+    upward = sorted(
+        f"{m} imports {d} ({_layer(m)} is below {_layer(d)})"
+        for m, (internal, _) in GRAPH.items()
+        for d in internal
+        if m != "harness" and d != "harness" and rank[_layer(d)] > rank[_layer(m)]
+    )
     with capsys.disabled():
         print("\nlayers checked, bottom first:")
         for i, (name, role) in enumerate(LAYERS):
@@ -132,8 +144,13 @@ def test_what_a_sweeps_parent_does_loads_no_torch(tmp_path):
     import subprocess
     import sys
 
-    out = subprocess.run([sys.executable, "-c", TORCH_FREE, str(tmp_path / "h.sqlite")], cwd=ROOT.parent,
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", TORCH_FREE, str(tmp_path / "h.sqlite")],
+        cwd=ROOT.parent,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert out.strip() == "[]"
 
 
@@ -166,16 +183,35 @@ def test_no_package_folder_is_ignored_by_git():
     import subprocess
 
     folders = sorted(p for p in ROOT.rglob("*") if p.is_dir() and "__pycache__" not in p.parts)
-    ignored = [str(f.relative_to(ROOT.parent)) for f in folders
-               if subprocess.run(["git", "-C", str(ROOT.parent), "check-ignore", "-q", "--no-index",
-                                  str(f.relative_to(ROOT.parent) / "new.py")]).returncode == 0]
+    ignored = [
+        str(f.relative_to(ROOT.parent))
+        for f in folders
+        if subprocess.run(
+            [
+                "git",
+                "-C",
+                str(ROOT.parent),
+                "check-ignore",
+                "-q",
+                "--no-index",
+                str(f.relative_to(ROOT.parent) / "new.py"),
+            ]
+        ).returncode
+        == 0
+    ]
     assert not ignored, f"git ignores new files in {ignored}: anchor the .gitignore pattern"
 
 
 # The design card fixes the project's top level; the case space lives in harness/cases/, the executors in
 # harness/runners/, a run's output under reports/.
-CARD = {"harness": "dir", "harness/cases": "package", "harness/runners": "package", "reports": "dir",
-        "conftest.py": "file", "tox.ini": "file"}
+CARD = {
+    "harness": "dir",
+    "harness/cases": "package",
+    "harness/runners": "package",
+    "reports": "dir",
+    "conftest.py": "file",
+    "tox.ini": "file",
+}
 
 
 @pytest.mark.parametrize("path,kind", CARD.items())

@@ -12,7 +12,7 @@ import pytest
 
 pytestmark = pytest.mark.lowering  # the probe tests import executorch.exir (in a child pytest)
 
-PROBE = '''
+PROBE = """
 import pytest
 
 def test_imports_the_lowering_unmarked():
@@ -24,7 +24,7 @@ def test_imports_it_marked():
 
 def test_plain():
     pass
-'''
+"""
 
 
 def test_a_test_outside_the_mark_that_imports_the_lowering_fails_naming_it(tmp_path):
@@ -32,8 +32,22 @@ def test_a_test_outside_the_mark_that_imports_the_lowering_fails_naming_it(tmp_p
     tests.mkdir()
     shutil.copy(Path(__file__).with_name("conftest.py"), tests / "conftest.py")
     (tests / "test_probe.py").write_text(PROBE)
-    args = [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider", "-rA",
-            "-o", "markers=lowering", "--rootdir", str(tmp_path), str(tests)]
+    args = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:randomly",
+        "-p",
+        "no:cacheprovider",
+        "-rA",
+        "-o",
+        "markers=lowering",
+        "--rootdir",
+        str(tmp_path),
+        str(tests),
+    ]
     proc = subprocess.run(args + ["-k", "unmarked or plain"], cwd=tmp_path, capture_output=True, text=True)
     assert proc.returncode == 1, proc.stdout[-2000:]
     assert "FAILED tests/test_probe.py::test_imports_the_lowering_unmarked" in proc.stdout
@@ -48,8 +62,27 @@ def test_a_module_that_imports_the_lowering_while_collected_stops_a_run_that_sel
     tests.mkdir()
     shutil.copy(Path(__file__).with_name("conftest.py"), tests / "conftest.py")
     (tests / "test_heavy.py").write_text("import executorch.exir  # noqa: F401\n\ndef test_x():\n    pass\n")
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider",
-                           "-o", "markers=lowering", "--rootdir", str(tmp_path), str(tests), "-m", "not lowering"],
-                          cwd=tmp_path, capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:randomly",
+            "-p",
+            "no:cacheprovider",
+            "-o",
+            "markers=lowering",
+            "--rootdir",
+            str(tmp_path),
+            str(tests),
+            "-m",
+            "not lowering",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 4, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "collecting the tests imported executorch.exir" in proc.stderr, proc.stderr[-2000:]

@@ -94,6 +94,7 @@ class CommitBisection:
 
 def line_between(top: Path, good: str, bad: str) -> tuple[str, list[str]]:
     """The direction and the commits from the --good end to the --bad end, both ends included."""
+
     def is_ancestor(a: str, b: str) -> bool:
         return _git(top, "merge-base", "--is-ancestor", a, b, check=False).returncode == 0
 
@@ -102,8 +103,10 @@ def line_between(top: Path, good: str, bad: str) -> tuple[str, list[str]]:
     elif is_ancestor(bad, good):
         direction, old, new = "fix", bad, good
     else:
-        raise ConfigError(f"invalid --good={good[:12]} --bad={bad[:12]}: neither is an ancestor of the other; "
-                          "name two commits on one line of history")
+        raise ConfigError(
+            f"invalid --good={good[:12]} --bad={bad[:12]}: neither is an ancestor of the other; "
+            "name two commits on one line of history"
+        )
     line = [old, *_git(top, "rev-list", "--first-parent", "--reverse", f"{old}..{new}").stdout.split()]
     if line[-1] != new:  # the newer end is off the first-parent line (a merged branch's commit)
         line = [old, *_git(top, "rev-list", "--ancestry-path", "--reverse", f"{old}..{new}").stdout.split()]
@@ -140,16 +143,32 @@ def try_commit(top: Path, commit: str, descriptor: str, seed: int, target: str, 
         return Step(commit, "untestable", detail=why, seconds=elapsed)
     ran = result.get("versions", {}).get("executorch-tree", "")
     if not ran.endswith(f"@{commit[:12]}"):
-        return Step(commit, "untestable", detail=f"the case ran on {ran or 'the installed release'}, not "
-                    f"{commit[:12]}: the overlay did not take", seconds=elapsed)
+        return Step(
+            commit,
+            "untestable",
+            detail=f"the case ran on {ran or 'the installed release'}, not {commit[:12]}: the overlay did not take",
+            seconds=elapsed,
+        )
     if result["actual_outcome"] == "harness_error":
-        return Step(commit, "untestable", detail=f"the harness's own code failed there: "
-                    f"{result.get('reason', '')[:200]}", seconds=elapsed)
+        return Step(
+            commit,
+            "untestable",
+            detail=f"the harness's own code failed there: {result.get('reason', '')[:200]}",
+            seconds=elapsed,
+        )
     return Step(commit, "", state_of(result), result.get("reason", "")[:200], elapsed)
 
 
-def bisect_commits(repo: str | Path, good: str, bad: str, descriptor: str, seed: int = 0, target: str = "tosa",
-                   say=None, cache: Path = DEFAULT_CACHE) -> CommitBisection:
+def bisect_commits(
+    repo: str | Path,
+    good: str,
+    bad: str,
+    descriptor: str,
+    seed: int = 0,
+    target: str = "tosa",
+    say=None,
+    cache: Path = DEFAULT_CACHE,
+) -> CommitBisection:
     top = check_repo(repo, good, bad)
     report = CommitBisection(descriptor, good, bad)
     good, bad = (_git(top, "rev-parse", f"{rev}^{{commit}}").stdout.strip() for rev in (good, bad))
@@ -161,8 +180,9 @@ def bisect_commits(repo: str | Path, good: str, bad: str, descriptor: str, seed:
     def trial(commit: str, end: str = "") -> Step:
         step = try_commit(top, commit, descriptor, seed, target, cache)
         if step.state != "untestable":
-            step.state = end or (ASKED if step.signature == report.asked else OTHER if step.signature == report.other
-                                 else "third")
+            step.state = end or (
+                ASKED if step.signature == report.asked else OTHER if step.signature == report.other else "third"
+            )
         report.steps.append(step)
         if say:
             say(f"{commit[:12]} {step.state:10s} {step.signature or step.detail} ({step.seconds:.0f} s)")
@@ -170,8 +190,10 @@ def bisect_commits(repo: str | Path, good: str, bad: str, descriptor: str, seed:
 
     end = trial(bad, ASKED)
     if end.state == "untestable" or end.signature == "pass":
-        report.error = (f"--bad {bad[:12]} is not a failure to bisect: "
-                        f"{'the case passes there' if end.signature == 'pass' else end.detail}")
+        report.error = (
+            f"--bad {bad[:12]} is not a failure to bisect: "
+            f"{'the case passes there' if end.signature == 'pass' else end.detail}"
+        )
         return report
     report.asked = end.signature
     start = trial(good, OTHER)

@@ -81,8 +81,9 @@ def _finish(acc: torch.Tensor, bias: torch.Tensor | None, like: torch.Tensor, in
         acc = acc + bias.double().reshape(*[1] * (acc.dim() - 1), -1)
     if integer:
         return acc.round().to(torch.int32)
-    return acc.to(like.dtype if like.dtype != torch.float8_e4m3fn and like.dtype != torch.float8_e5m2
-                  else torch.float16)
+    return acc.to(
+        like.dtype if like.dtype != torch.float8_e4m3fn and like.dtype != torch.float8_e5m2 else torch.float16
+    )
 
 
 def _conv(node: torch.fx.Node, target, x, w, b, stride, pad, dilation, out_pad=None) -> torch.Tensor:
@@ -103,7 +104,7 @@ def _conv(node: torch.fx.Node, target, x, w, b, stride, pad, dilation, out_pad=N
         top, bottom, left, right = out_pad
         acc = F.pad(acc, (max(left, 0), max(right, 0), max(top, 0), max(bottom, 0)))
         h, w_ = acc.shape[2], acc.shape[3]
-        acc = acc[:, :, max(-top, 0): h - max(-bottom, 0), max(-left, 0): w_ - max(-right, 0)]
+        acc = acc[:, :, max(-top, 0) : h - max(-bottom, 0), max(-left, 0) : w_ - max(-right, 0)]
         return _finish(acc.permute(0, 2, 3, 1), b, x, integer)
     pads = (pad[2], pad[3], pad[0], pad[1])
     if target == _tosa("DEPTHWISE_CONV2D"):
@@ -123,8 +124,11 @@ def _check_types(node: torch.fx.Node, x: torch.Tensor) -> None:
     """TOSA 1.0: a convolution of int16 input accumulates in INT48, so its bias is INT48; the backend
     marks the bias node for serialization, and an unmarked one is serialized as INT32."""
     bias = node.args[2]
-    if x.dtype == torch.int16 and isinstance(bias, torch.fx.Node) and \
-            bias.meta.get(TosaSpecialDtype.meta_key()) != TosaSpecialDtype.INT48:
+    if (
+        x.dtype == torch.int16
+        and isinstance(bias, torch.fx.Node)
+        and bias.meta.get(TosaSpecialDtype.meta_key()) != TosaSpecialDtype.INT48
+    ):
         raise SpecViolation(f"{node.name}: an int16 convolution's bias {bias.name} is not typed INT48")
 
 

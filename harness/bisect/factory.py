@@ -5,8 +5,8 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from harness.config import ConfigError
 
@@ -33,8 +33,9 @@ def load_factory(spec: str) -> Callable[[], object]:
             module = importlib.import_module(module_name)
     except Exception as e:  # noqa: BLE001 - the user's module, whatever its import raises (a torchvision whose
         # compiled ops do not load beside this torch raises RuntimeError), is one line naming it
-        raise ConfigError(f"invalid model {spec!r}: cannot import {module_name} "
-                          f"({type(e).__name__}: {_first_line(e)})") from None
+        raise ConfigError(
+            f"invalid model {spec!r}: cannot import {module_name} ({type(e).__name__}: {_first_line(e)})"
+        ) from None
     factory = getattr(module, name, None)
     if not callable(factory):
         raise ConfigError(f"invalid model {spec!r}: {module_name} has no callable {name}")
@@ -54,8 +55,9 @@ def build_model(spec: str, factory: Callable[[], object]):
     except Exception as e:  # noqa: BLE001 - the user's factory: whatever it raises is one line naming it
         raise ConfigError(f"invalid model {spec!r}: the factory raised {type(e).__name__}: {_first_line(e)}") from None
     if not isinstance(model, torch.nn.Module):
-        raise ConfigError(f"invalid model {spec!r}: the factory returned a {type(model).__name__}, "
-                          "not a torch.nn.Module")
+        raise ConfigError(
+            f"invalid model {spec!r}: the factory returned a {type(model).__name__}, not a torch.nn.Module"
+        )
     return model.eval()
 
 
@@ -68,8 +70,10 @@ def check_forward(spec: str, model, sample) -> None:
             model(sample)
     except Exception as e:  # noqa: BLE001 - the user's model: whatever its forward raises is one line naming it
         shape = "x".join(map(str, sample.shape))
-        raise ConfigError(f"invalid model {spec!r}: it takes no input of shape {shape} "
-                          f"({type(e).__name__}: {_first_line(e)}); give --input") from None
+        raise ConfigError(
+            f"invalid model {spec!r}: it takes no input of shape {shape} "
+            f"({type(e).__name__}: {_first_line(e)}); give --input"
+        ) from None
 
 
 def parse_shape(text: str) -> tuple[int, ...]:

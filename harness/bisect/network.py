@@ -18,9 +18,9 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import torch
 
@@ -31,8 +31,14 @@ from harness.judging.compare import sqnr_db
 from harness.policy.schemes import SCHEMES
 from harness.policy.targets import DEFAULT_TARGET, check_case, get_target
 
-_CONVS = (torch.nn.Conv1d, torch.nn.Conv2d, torch.nn.Conv3d, torch.nn.ConvTranspose1d, torch.nn.ConvTranspose2d,
-          torch.nn.ConvTranspose3d)
+_CONVS = (
+    torch.nn.Conv1d,
+    torch.nn.Conv2d,
+    torch.nn.Conv3d,
+    torch.nn.ConvTranspose1d,
+    torch.nn.ConvTranspose2d,
+    torch.nn.ConvTranspose3d,
+)
 
 
 def conv_config(module: torch.nn.Module, activation: torch.Tensor, scheme: str) -> ConvConfig:
@@ -40,22 +46,38 @@ def conv_config(module: torch.nn.Module, activation: torch.Tensor, scheme: str) 
     transposed = isinstance(module, (torch.nn.ConvTranspose1d, torch.nn.ConvTranspose2d, torch.nn.ConvTranspose3d))
     padding = module.padding if isinstance(module.padding, str) else tuple(module.padding)
     return ConvConfig(
-        rank=len(module.kernel_size), in_channels=module.in_channels, out_channels=module.out_channels,
-        input_size=tuple(activation.shape[2:]), kernel=tuple(module.kernel_size), stride=tuple(module.stride),
-        padding=padding, dilation=tuple(module.dilation),
+        rank=len(module.kernel_size),
+        in_channels=module.in_channels,
+        out_channels=module.out_channels,
+        input_size=tuple(activation.shape[2:]),
+        kernel=tuple(module.kernel_size),
+        stride=tuple(module.stride),
+        padding=padding,
+        dilation=tuple(module.dilation),
         output_padding=tuple(module.output_padding) if transposed else tuple(0 for _ in module.kernel_size),
-        transposed=transposed, batch=1, groups=module.groups, bias=module.bias is not None,
-        padding_mode=module.padding_mode, scheme=scheme, dataset=CAPTURED, context="none")
+        transposed=transposed,
+        batch=1,
+        groups=module.groups,
+        bias=module.bias is not None,
+        padding_mode=module.padding_mode,
+        scheme=scheme,
+        dataset=CAPTURED,
+        context="none",
+    )
 
 
-def capture(model: torch.nn.Module, samples: list[torch.Tensor]) -> list[tuple[str, torch.nn.Module, list[torch.Tensor]]]:
+def capture(
+    model: torch.nn.Module, samples: list[torch.Tensor]
+) -> list[tuple[str, torch.nn.Module, list[torch.Tensor]]]:
     """(name, module, one input activation per sample, each of batch 1) of every conv layer, in call order."""
     seen: dict[str, tuple[torch.nn.Module, list]] = {}
     hooks = []
     for name, m in model.named_modules():
         if isinstance(m, _CONVS):
+
             def hook(mod, args, name=name):
                 seen.setdefault(name, (mod, []))[1].append(args[0].detach().clone())
+
             hooks.append(m.register_forward_pre_hook(hook))
     try:
         with torch.no_grad():
@@ -115,15 +137,25 @@ def whole_model(model: torch.nn.Module, samples: list[torch.Tensor], scheme: str
         out = get_runner(t.runner).run(artifact, inputs)[0].float()
     except Exception as e:  # noqa: BLE001 - the model's failure is a fact of the report, the layers still run
         cause = root_cause(e)
-        return {"ok": False, "error": f"{type(cause).__name__}: {str(cause).splitlines()[0][:300]}",
-                "seconds": round(time.perf_counter() - start, 2), **facts}
+        return {
+            "ok": False,
+            "error": f"{type(cause).__name__}: {str(cause).splitlines()[0][:300]}",
+            "seconds": round(time.perf_counter() - start, 2),
+            **facts,
+        }
     oracle = oracle.float()
     diff = float((out - oracle).abs().max())
-    return {"ok": True, "seconds": round(time.perf_counter() - start, 2), **facts,
-            "against": "fake-quant model" if step else "eager fp32",
-            "max_abs_diff": round(diff, 6), "max_diff_steps": round(diff / step, 2) if step else None,
-            "sqnr_vs_oracle_db": sqnr_db(oracle, out), "sqnr_vs_fp32_db": sqnr_db(fp32, out),
-            "top1_agrees": bool((out.argmax(-1) == oracle.argmax(-1)).all())}
+    return {
+        "ok": True,
+        "seconds": round(time.perf_counter() - start, 2),
+        **facts,
+        "against": "fake-quant model" if step else "eager fp32",
+        "max_abs_diff": round(diff, 6),
+        "max_diff_steps": round(diff / step, 2) if step else None,
+        "sqnr_vs_oracle_db": sqnr_db(oracle, out),
+        "sqnr_vs_fp32_db": sqnr_db(fp32, out),
+        "top1_agrees": bool((out.argmax(-1) == oracle.argmax(-1)).all()),
+    }
 
 
 def _cast(model: torch.nn.Module, dtype: torch.dtype) -> torch.nn.Module:
@@ -135,6 +167,7 @@ def _cast(model: torch.nn.Module, dtype: torch.dtype) -> torch.nn.Module:
 @dataclass
 class Layer:
     """One conv of the network, run as a case on the activations it saw in the network."""
+
     name: str  # the module's qualified name in the network
     descriptor: str  # empty when the conv is not a case the harness can build
     data_file: str  # the captured weights and activations the case replays
@@ -163,11 +196,20 @@ class NetworkReport:
         return [layer for layer in self.layers if not layer.green]
 
 
-def run_network(spec: str, *, scheme: str = "a8w8", target: str = DEFAULT_TARGET,
-                input_shape: tuple[int, ...] | None = None,
-                seed: int = 0, out_dir: str | Path = "reports/model", samples: int = 4,
-                say: Callable[[str], None] | None = None, results=None, recalibrate: bool = False,
-                factory: Callable[[], torch.nn.Module] | None = None) -> NetworkReport:
+def run_network(
+    spec: str,
+    *,
+    scheme: str = "a8w8",
+    target: str = DEFAULT_TARGET,
+    input_shape: tuple[int, ...] | None = None,
+    seed: int = 0,
+    out_dir: str | Path = "reports/model",
+    samples: int = 4,
+    say: Callable[[str], None] | None = None,
+    results=None,
+    recalibrate: bool = False,
+    factory: Callable[[], torch.nn.Module] | None = None,
+) -> NetworkReport:
     """The whole flow; `results` (a ResultWriter) gets every layer's CaseResult as it is made; `factory`: the
     spec's factory when the caller has loaded it already (a FILE.py spec runs its file once)."""
     from harness.results.case_result import new_run_id
@@ -185,8 +227,9 @@ def run_network(spec: str, *, scheme: str = "a8w8", target: str = DEFAULT_TARGET
     if shape is None:
         raise ConfigError(f"model {spec} declares no example_input_shape: give --input, e.g. 1x3x224x224")
     if shape[0] != 1:
-        raise ConfigError(f"invalid --input={'x'.join(map(str, shape))}: batch must be 1 (calibration runs one sample "
-                          "at a time)")
+        raise ConfigError(
+            f"invalid --input={'x'.join(map(str, shape))}: batch must be 1 (calibration runs one sample at a time)"
+        )
     g = torch.Generator().manual_seed(seed)
     xs = [torch.randn(shape, generator=g) for _ in range(samples)]
     check_forward(spec, model, xs[0])
@@ -206,13 +249,15 @@ def run_network(spec: str, *, scheme: str = "a8w8", target: str = DEFAULT_TARGET
         except ConfigError as e:
             report.layers.append(Layer(name, "", "", "not_a_case", "not_a_case", False, str(e)))
             continue
-        path = captured.save(folder / f"{index:03d}_{name.replace('.', '_')}.pt", config, weight, bias, activations,
-                             name)
+        path = captured.save(
+            folder / f"{index:03d}_{name.replace('.', '_')}.pt", config, weight, bias, activations, name
+        )
         r = run_case(config, seed, target, run_id=run_id, data_file=str(path))
         if results is not None:
             results.write(r)
-        layer = Layer(name, config.descriptor, str(path), r.outcome.value, r.actual_outcome, r.green,
-                      r.reason, r.issue, r.repro)
+        layer = Layer(
+            name, config.descriptor, str(path), r.outcome.value, r.actual_outcome, r.green, r.reason, r.issue, r.repro
+        )
         report.layers.append(layer)
         if say:
             say(layer_line(layer))
@@ -227,10 +272,12 @@ def _whole_line(w: dict) -> str:
     from collections import Counter
 
     left = ", ".join(f"{n} x{k}" if k > 1 else n for n, k in Counter(w["cpu_ops"]).items()) or "none"
-    return (f"whole model: lowered ({w['tosa_ops']} TOSA ops; left on the CPU: {left}) and run in "
-            f"{w['seconds']} s; against the {w['against']}: max |diff| {w['max_abs_diff']}{steps}, SQNR "
-            f"{_db(w['sqnr_vs_oracle_db'])}, top-1 {'agrees' if w['top1_agrees'] else 'DIFFERS'}; SQNR against fp32 "
-            f"{_db(w['sqnr_vs_fp32_db'])}")
+    return (
+        f"whole model: lowered ({w['tosa_ops']} TOSA ops; left on the CPU: {left}) and run in "
+        f"{w['seconds']} s; against the {w['against']}: max |diff| {w['max_abs_diff']}{steps}, SQNR "
+        f"{_db(w['sqnr_vs_oracle_db'])}, top-1 {'agrees' if w['top1_agrees'] else 'DIFFERS'}; SQNR against fp32 "
+        f"{_db(w['sqnr_vs_fp32_db'])}"
+    )
 
 
 def _db(sqnr: float | None) -> str:

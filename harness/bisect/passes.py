@@ -22,16 +22,16 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import math
 import difflib
+import math
 from dataclasses import dataclass, field
 
 import torch
 
 from harness.bisect.eager import SpecViolation, run_stage
 from harness.build.data import program_inputs
-from harness.faults.canaries import injected
 from harness.config import ConvConfig
+from harness.faults.canaries import injected
 from harness.judging.judge import Judge, Judgement
 from harness.policy.targets import get_target
 from harness.results.case_result import Outcome
@@ -88,8 +88,9 @@ def _snapshots(found: list[Snapshot], specs: list, running: list):
         result = adapter_call(self, exported_program)
         running.clear()
         if result.modified:
-            found.append(Snapshot(apm._graph_pass_name(self.graph_pass), counter["i"],
-                                  copy.deepcopy(result.exported_program)))
+            found.append(
+                Snapshot(apm._graph_pass_name(self.graph_pass), counter["i"], copy.deepcopy(result.exported_program))
+            )
         counter["i"] += 1
         return result
 
@@ -125,8 +126,9 @@ def _judge(p: stages.Prepared, artifact) -> Judge:
     return Judge(variant, tensors, p.model, p.quantized, artifact.conv_acc_types if artifact is not None else ())
 
 
-def _verdict(p: stages.Prepared, judge: Judge, output: torch.Tensor) -> tuple[Judgement, bool, float | None,
-                                                                             float | None, str]:
+def _verdict(
+    p: stages.Prepared, judge: Judge, output: torch.Tensor
+) -> tuple[Judgement, bool, float | None, float | None, str]:
     """The judge on a stage's output, in the stage's terms (module docstring)."""
     judgement = judge.judge(output)
     m = judgement.metrics
@@ -135,7 +137,8 @@ def _verdict(p: stages.Prepared, judge: Judge, output: torch.Tensor) -> tuple[Ju
     if p.config.is_quantized:
         limit = m.get("fq_tolerance_lsb", 1)
         ok = m.get("fq_max_lsb", 0) <= limit and not (
-            m.get("sqnr_db") is not None and m["sqnr_db"] < (m.get("sqnr_floor_db") or -math.inf))
+            m.get("sqnr_db") is not None and m["sqnr_db"] < (m.get("sqnr_floor_db") or -math.inf)
+        )
         return judgement, ok, float(m.get("fq_max_lsb", 0)), float(limit), "LSB"
     ratio = m["max_err"] / m["err_limit"] if m.get("err_limit") else None
     return judgement, judgement.outcome is not Outcome.MISMATCH, ratio, 1.0, "x limit"
@@ -182,16 +185,22 @@ def _evaluate(p, artifact, judge: Judge, snap: Snapshot, start: Snapshot, spec) 
         return Stage(snap.name, snap.index, True, False, reason=f"ill-typed: {e}")
     except Exception as e:  # noqa: BLE001 - a stage that cannot run eagerly is skipped, with why
         cause = stages.root_cause(e)
-        return Stage(snap.name, snap.index, False, reason=f"cannot run eagerly: {type(cause).__name__}: "
-                                                         f"{str(cause).splitlines()[0][:200]}")
+        return Stage(
+            snap.name,
+            snap.index,
+            False,
+            reason=f"cannot run eagerly: {type(cause).__name__}: {str(cause).splitlines()[0][:200]}",
+        )
     judgement, ok, error, limit, unit = _verdict(p, judge, out)
     return Stage(snap.name, snap.index, True, ok, error, limit, unit, judgement.reason)
 
 
 def _nodes(program) -> dict[str, str]:
     """Each node as `name: target(args)`, which is what a pass changes."""
-    return {n.name: f"{getattr(n.target, '__name__', n.target) if n.op == 'call_function' else n.op}{n.args}"
-            for n in program.graph_module.graph.nodes}
+    return {
+        n.name: f"{getattr(n.target, '__name__', n.target) if n.op == 'call_function' else n.op}{n.args}"
+        for n in program.graph_module.graph.nodes
+    }
 
 
 _CONV_TARGETS = ("convolution", "CONV2D", "CONV3D", "DEPTHWISE_CONV2D", "TRANSPOSE_CONV2D")
@@ -215,8 +224,16 @@ def graph_change(before, after, lines: int = 40) -> dict:
     near = neighbourhood(before) | neighbourhood(after)
     added, removed = set(b) - set(a), set(a) - set(b)
     changed = {k for k in set(a) & set(b) if a[k] != b[k]}
-    diff = list(difflib.unified_diff(before.graph_module.code.splitlines(), after.graph_module.code.splitlines(),
-                                     "before", "after", lineterm="", n=1))
+    diff = list(
+        difflib.unified_diff(
+            before.graph_module.code.splitlines(),
+            after.graph_module.code.splitlines(),
+            "before",
+            "after",
+            lineterm="",
+            n=1,
+        )
+    )
     return {
         "added": sorted(added & near),
         "removed": sorted(removed & near),
@@ -227,8 +244,9 @@ def graph_change(before, after, lines: int = 40) -> dict:
     }
 
 
-def bisect_passes(config: ConvConfig, seed: int = 0, target: str = "tosa", canary: str = "",
-                  data_file: str = "") -> PassBisection:
+def bisect_passes(
+    config: ConvConfig, seed: int = 0, target: str = "tosa", canary: str = "", data_file: str = ""
+) -> PassBisection:
     """Lower the case once with snapshots, judge every stage, name the first pass that departs
     (`data_file`: a captured case's tensors)."""
     t = get_target(target)
@@ -244,8 +262,9 @@ def bisect_passes(config: ConvConfig, seed: int = 0, target: str = "tosa", canar
             except stages.StageError as e:
                 crash = e
     if len(specs) != 1:
-        raise stages.StageError("lower", RuntimeError(
-            f"pass bisection needs one delegate; the lowering made {len(specs)}"))
+        raise stages.StageError(
+            "lower", RuntimeError(f"pass bisection needs one delegate; the lowering made {len(specs)}")
+        )
     final_name = f"serialized graph on {t.runner}"
     judge = _judge(p, artifact)
     if artifact is None:  # the lowering raised: in the pass that was running, if one was

@@ -21,16 +21,15 @@ border cannot tell the two apart and matches either.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
 
+from harness.config import CAPTURED, ConfigError, ConvConfig, elements
 from harness.expectations.rejections import expected_rejection
-from harness.config import CAPTURED, elements, ConfigError, ConvConfig
 from harness.policy.targets import check_case, get_target
 
 DEFAULT_MAX_RUNS = 60
-_PLAIN = {"context": "none", "dataset": "normal", "dynamic": "none", "batch": 1, "bias": False,
-          "padding_mode": "zeros"}
+_PLAIN = {"context": "none", "dataset": "normal", "dynamic": "none", "batch": 1, "bias": False, "padding_mode": "zeros"}
 _DIMS = ("input_size", "kernel", "stride", "dilation", "padding", "output_padding")
 
 
@@ -45,7 +44,7 @@ class Signature:
     error_type: str
     locus: str = ""  # mismatches: 'border', 'interior', or 'all-border' (no interior position exists)
 
-    def matches(self, other: "Signature") -> bool:
+    def matches(self, other: Signature) -> bool:
         same = (self.outcome, self.stage, self.error_type) == (other.outcome, other.stage, other.error_type)
         return same and (self.locus == other.locus or "all-border" in (self.locus, other.locus))
 
@@ -94,7 +93,7 @@ def _drop_dim(c: ConvConfig, i: int) -> dict:
     for name in _DIMS:
         value = getattr(c, name)
         if not isinstance(value, str):
-            changes[name] = value[:i] + value[i + 1:]
+            changes[name] = value[:i] + value[i + 1 :]
     return changes
 
 
@@ -118,8 +117,14 @@ def _moves(c: ConvConfig) -> Iterator[tuple[str, dict]]:
         yield f"in_channels {n * g}", {"in_channels": n * g}
     for n in _steps_down(per_out, 1):
         yield f"out_channels {n * g}", {"out_channels": n * g}
-    for name, least in (("input_size", 1), ("kernel", 1), ("stride", 1), ("dilation", 1), ("padding", 0),
-                        ("output_padding", 0)):
+    for name, least in (
+        ("input_size", 1),
+        ("kernel", 1),
+        ("stride", 1),
+        ("dilation", 1),
+        ("padding", 0),
+        ("output_padding", 0),
+    ):
         value = getattr(c, name)
         if isinstance(value, str):
             continue
@@ -164,8 +169,13 @@ class Shrunk:
     repro: str = ""
 
 
-def shrink(config: ConvConfig, run: Callable[[ConvConfig], object], target: str = "tosa",
-           max_runs: int = DEFAULT_MAX_RUNS, progress: Callable[[str], None] | None = None) -> Shrunk:
+def shrink(
+    config: ConvConfig,
+    run: Callable[[ConvConfig], object],
+    target: str = "tosa",
+    max_runs: int = DEFAULT_MAX_RUNS,
+    progress: Callable[[str], None] | None = None,
+) -> Shrunk:
     """Shrink a failing case; `run(config)` returns its CaseResult (a seed and a canary are the caller's)."""
     if max_runs < 1:
         raise ConfigError(f"invalid --max-runs={max_runs}: must be an integer >= 1")
@@ -194,5 +204,6 @@ def shrink(config: ConvConfig, run: Callable[[ConvConfig], object], target: str 
                 steps.append(label)
                 break
             lost.add(_field(label))
-    return Shrunk(config.descriptor, current.descriptor, wanted, runs, steps, exhausted, size(config),
-                  size(current), last.repro)
+    return Shrunk(
+        config.descriptor, current.descriptor, wanted, runs, steps, exhausted, size(config), size(current), last.repro
+    )

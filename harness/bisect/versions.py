@@ -45,8 +45,9 @@ def _key(v: str) -> Version:
 
 def available_releases() -> list[str]:
     """The executorch releases the package index offers for this Python, oldest first (`pip index versions`)."""
-    done = subprocess.run([sys.executable, "-m", "pip", "index", "versions", PACKAGE], capture_output=True,
-                          text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "index", "versions", PACKAGE], capture_output=True, text=True, timeout=300
+    )
     match = re.search(r"Available versions: (.*)", done.stdout)
     if done.returncode or not match:
         raise OverlayError(f"pip index versions {PACKAGE} failed: {(done.stderr or done.stdout).strip()[-300:]}")
@@ -61,7 +62,7 @@ def between(releases: list[str], a: str, b: str) -> list[str]:
     if a == b:
         raise ConfigError(f"invalid --good={a} --bad={b}: they must be two different releases")
     lo, hi = sorted((releases.index(a), releases.index(b)))
-    return releases[lo:hi + 1]
+    return releases[lo : hi + 1]
 
 
 @dataclass
@@ -77,7 +78,9 @@ class Trial:
     same_failure: bool = False  # failed with the bad end's signature
 
 
-def run_case_under(path: Path | None, descriptor: str, seed: int, target: str, timeout: float = 1800) -> tuple[dict | None, str]:
+def run_case_under(
+    path: Path | None, descriptor: str, seed: int, target: str, timeout: float = 1800
+) -> tuple[dict | None, str]:
     """The case's JSON result under the overlay at `path` (None: the installed release), or None and why."""
     env = dict(os.environ)
     if path is not None:
@@ -133,8 +136,16 @@ class ReleaseBisection:
     no_difference: bool = False  # the case passes at both ends: no release to name
 
 
-def bisect_releases(descriptor: str, good: str, bad: str, seed: int = 0, target: str = "tosa",
-                    cache: Path = DEFAULT_CACHE, releases: list[str] | None = None, say=None) -> ReleaseBisection:
+def bisect_releases(
+    descriptor: str,
+    good: str,
+    bad: str,
+    seed: int = 0,
+    target: str = "tosa",
+    cache: Path = DEFAULT_CACHE,
+    releases: list[str] | None = None,
+    say=None,
+) -> ReleaseBisection:
     """Verify both ends, then binary-search the releases between them."""
     releases = between(releases if releases is not None else available_releases(), good, bad)
     direction = "regression" if _key(good) < _key(bad) else "fix"
@@ -151,9 +162,17 @@ def bisect_releases(descriptor: str, good: str, bad: str, seed: int = 0, target:
             result, why = run_case_under(path, descriptor, seed, target)
             verdict, detail = judge_release(version, result, why, bad_signature)
             sig = _signature(result) if result and result["actual_outcome"] != "pass" else ""
-            t = Trial(version, verdict, result["actual_outcome"] if result else "", sig, detail,
-                      time.perf_counter() - start, spent, reused,
-                      same_failure=bool(bad_signature) and sig == bad_signature)
+            t = Trial(
+                version,
+                verdict,
+                result["actual_outcome"] if result else "",
+                sig,
+                detail,
+                time.perf_counter() - start,
+                spent,
+                reused,
+                same_failure=bool(bad_signature) and sig == bad_signature,
+            )
         report.trials.append(t)
         if say:
             say(t)
@@ -165,8 +184,10 @@ def bisect_releases(descriptor: str, good: str, bad: str, seed: int = 0, target:
         if start.verdict == "good":
             report.no_difference = True
         else:
-            report.error = (f"the case passes under --bad {bad} and does not under --good {good} "
-                            f"({start.signature or start.detail}): swap them")
+            report.error = (
+                f"the case passes under --bad {bad} and does not under --good {good} "
+                f"({start.signature or start.detail}): swap them"
+            )
         return report
     if end.verdict != "bad":
         report.error = f"the case cannot be tested under --bad {bad}: {end.detail}"

@@ -19,14 +19,27 @@ import torch
 from harness.config import CAPTURED, ConfigError, ConvConfig
 
 
-def save(path: str | Path, config: ConvConfig, weight: torch.Tensor, bias: torch.Tensor | None,
-         activations: list[torch.Tensor], layer: str = "") -> Path:
+def save(
+    path: str | Path,
+    config: ConvConfig,
+    weight: torch.Tensor,
+    bias: torch.Tensor | None,
+    activations: list[torch.Tensor],
+    layer: str = "",
+) -> Path:
     """Write a layer's capture; each activation is one sample of shape (1, C, *spatial)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    torch.save({"descriptor": config.descriptor, "layer": layer, "weight": weight.detach().clone(),
-                "bias": None if bias is None else bias.detach().clone(),
-                "activations": [a.detach().clone() for a in activations]}, path)
+    torch.save(
+        {
+            "descriptor": config.descriptor,
+            "layer": layer,
+            "weight": weight.detach().clone(),
+            "bias": None if bias is None else bias.detach().clone(),
+            "activations": [a.detach().clone() for a in activations],
+        },
+        path,
+    )
     return path
 
 

@@ -38,8 +38,8 @@ import torch
 
 from harness.build.captured import CAPTURED
 from harness.build.captured import load as load_captured
-from harness.contexts.names import CONTEXTS
 from harness.config import ConfigError, ConvConfig
+from harness.contexts.names import CONTEXTS
 from harness.policy.schemes import SCHEMES
 
 # `silent` biases run linearly to 2^-10 past the int32 bias limit of 0.5 (2^31 steps of 2^-32): past it by a
@@ -194,8 +194,9 @@ def make_tensors(c: ConvConfig, seed: int, data_file: str = "") -> CaseTensors:
         samples = (context.inputs(c, calibration, generator(d, seed, "context")),)
     else:
         samples = (inputs,)
-    return CaseTensors(inputs=inputs, weight=w, bias=b if c.bias else None, calibration=context.calibration(samples),
-                       conv_input=x)
+    return CaseTensors(
+        inputs=inputs, weight=w, bias=b if c.bias else None, calibration=context.calibration(samples), conv_input=x
+    )
 
 
 def _captured_tensors(c: ConvConfig, data_file: str) -> CaseTensors:

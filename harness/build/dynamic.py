@@ -37,10 +37,10 @@ def export_dims(c: ConvConfig, prefix: str = "") -> tuple[dict[int, torch.export
             if step == 1:
                 dims[2 + i] = torch.export.Dim(f"{prefix}size{i}", min=size, max=size + span)
             else:  # a derived dim: only multiples of the step exist
-                dims[2 + i] = step * torch.export.Dim(f"{prefix}size{i}_over_{step}", min=size // step,
-                                                      max=size // step + span)
+                dims[2 + i] = step * torch.export.Dim(
+                    f"{prefix}size{i}_over_{step}", min=size // step, max=size // step + span
+                )
     return (dims,)
-
 
 
 def run_configs(c: ConvConfig) -> tuple[ConvConfig, ...]:

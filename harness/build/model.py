@@ -11,10 +11,10 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from harness.contexts.base import Context
-from harness.contexts.names import CONTEXTS
 from harness.build.data import CaseTensors, generator
 from harness.config import ConvConfig
+from harness.contexts.base import Context
+from harness.contexts.names import CONTEXTS
 from harness.conv_ref import conv_forward
 
 _CONV = {1: nn.Conv1d, 2: nn.Conv2d, 3: nn.Conv3d}
@@ -25,13 +25,27 @@ def conv_module(c: ConvConfig) -> nn.Module:
     """The torch module of the conv under test (parameters uninitialized)."""
     if c.transposed:
         return _TCONV[c.rank](
-            c.in_channels, c.out_channels, c.kernel, stride=c.stride, padding=c.padding,
-            output_padding=c.output_padding, groups=c.groups, bias=c.bias, dilation=c.dilation,
+            c.in_channels,
+            c.out_channels,
+            c.kernel,
+            stride=c.stride,
+            padding=c.padding,
+            output_padding=c.output_padding,
+            groups=c.groups,
+            bias=c.bias,
+            dilation=c.dilation,
             padding_mode=c.padding_mode,
         )
     return _CONV[c.rank](
-        c.in_channels, c.out_channels, c.kernel, stride=c.stride, padding=c.padding, dilation=c.dilation,
-        groups=c.groups, bias=c.bias, padding_mode=c.padding_mode,
+        c.in_channels,
+        c.out_channels,
+        c.kernel,
+        stride=c.stride,
+        padding=c.padding,
+        dilation=c.dilation,
+        groups=c.groups,
+        bias=c.bias,
+        padding_mode=c.padding_mode,
     )
 
 

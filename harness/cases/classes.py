@@ -37,7 +37,7 @@ def group_kind(c: ConvConfig) -> str:
     return f"grouped-m{c.out_channels // c.groups}"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def axis_classes(c: ConvConfig) -> tuple[str, ...]:
     """Per spatial axis: k, s, p, d (and op for a transposed conv) and the remainder kind."""
     kinds = [remainder_kind(r, p) for r, p in c.remainders()] or ["-"] * c.rank
@@ -51,7 +51,7 @@ def axis_classes(c: ConvConfig) -> tuple[str, ...]:
     return tuple(out)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def structural_class(c: ConvConfig) -> str:
     return f"{'t' if c.transposed else ''}conv{c.rank}d {' '.join(axis_classes(c))} {group_kind(c)} b{int(c.bias)}"
 

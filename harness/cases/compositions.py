@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import random
 
-from harness.contexts.grammar import POOLS, SLOTS, GrammarError, parse, spell
 from harness.cases.strategies import unique
 from harness.config import ConfigError, ConvConfig, parse_descriptor
+from harness.contexts.grammar import POOLS, SLOTS, GrammarError, parse, spell
 from harness.policy.schemes import GRAPH_SCHEMES
 
 PRODUCT_BASES = ("conv2d_ic8_oc8_i12x12_k3_p1", "conv1d_ic4_oc4_i16_k3_p1")
@@ -41,10 +41,18 @@ def _case(base: str, context: str, scheme: str) -> ConvConfig | None:
 def products(bases=PRODUCT_BASES, schemes=GRAPH_SCHEMES) -> list[ConvConfig]:
     """A merge that needs a pool before it (catpre) gets the first pool that keeps the size."""
     keeping = next(name for name, pool in POOLS.items() if pool.keeps_size)
-    contexts = [spell({k: v for k, v in (("act", a), ("pool", keeping if m == "catpre" else None), ("merge", m),
-                                         ("after", r)) if v})
-                for a in (None, *SLOTS["act"]) for m in (None, *SLOTS["merge"])
-                for r in ((None, *SLOTS["after"]) if m else (None,))]
+    contexts = [
+        spell(
+            {
+                k: v
+                for k, v in (("act", a), ("pool", keeping if m == "catpre" else None), ("merge", m), ("after", r))
+                if v
+            }
+        )
+        for a in (None, *SLOTS["act"])
+        for m in (None, *SLOTS["merge"])
+        for r in ((None, *SLOTS["after"]) if m else (None,))
+    ]
     cases = [_case(b, cx, s) for b in bases for cx in contexts for s in schemes]
     return unique(c for c in cases if c is not None)
 
@@ -70,15 +78,31 @@ SLOTS_BEFORE_NEIGHBOURS: dict[str, tuple[str, ...]] = {
     "feed": ("view-in", "permute-in", "conv-in"),
     "norm": ("bn",),
     "act": ("relu", "relu6", "hardtanh", "clamp", "sigmoid"),
-    "pool": ("maxpool", "avgpool", "maxpool3p1", "maxpool3ceil", "avgpool2", "maxpool5p2", "avgpool2ceil",
-             "avgpool5s3", "maxpool3s3p1", "maxpool2", "avgpool3s1p1"),
+    "pool": (
+        "maxpool",
+        "avgpool",
+        "maxpool3p1",
+        "maxpool3ceil",
+        "avgpool2",
+        "maxpool5p2",
+        "avgpool2ceil",
+        "avgpool5s3",
+        "maxpool3s3p1",
+        "maxpool2",
+        "avgpool3s1p1",
+    ),
     "merge": ("add", "addz", "cat", "catx", "mul", "catpre"),
     "after": ("relu",),
 }
 
 
-def pairwise(bases=PAIRWISE_BASES, schemes=GRAPH_SCHEMES, seed: int = 0, attempts: int = 400,
-             slots: dict[str, tuple[str, ...]] = SLOTS) -> list[ConvConfig]:
+def pairwise(
+    bases=PAIRWISE_BASES,
+    schemes=GRAPH_SCHEMES,
+    seed: int = 0,
+    attempts: int = 400,
+    slots: dict[str, tuple[str, ...]] = SLOTS,
+) -> list[ConvConfig]:
     from covertable import make
 
     dims = {slot: [NONE, *tokens] for slot, tokens in slots.items()} | {"scheme": list(schemes), "base": list(bases)}
@@ -86,12 +110,12 @@ def pairwise(bases=PAIRWISE_BASES, schemes=GRAPH_SCHEMES, seed: int = 0, attempt
     names = list(dims)
 
     def pairs(row: dict) -> set[tuple]:
-        return {(a, row[a], b, row[b]) for i, a in enumerate(names) for b in names[i + 1:]}
+        return {(a, row[a], b, row[b]) for i, a in enumerate(names) for b in names[i + 1 :]}
 
     covered = set().union(*(pairs(r) for r in rows))
     rng = random.Random(seed)
     for i, a in enumerate(names):
-        for b in names[i + 1:]:
+        for b in names[i + 1 :]:
             for va in dims[a]:
                 for vb in dims[b]:
                     if (a, va, b, vb) in covered:

@@ -30,9 +30,9 @@ from __future__ import annotations
 
 import functools
 
+from harness.cases.structural import sizes
 from harness.config import ConvConfig
 from harness.policy.schemes import GRAPH_SCHEMES
-from harness.cases.structural import sizes
 
 KERNELS, STRIDES, DILATIONS = range(1, 6), range(1, 5), range(1, 4)
 KERNELS_3D = range(1, 4)
@@ -46,15 +46,15 @@ TRANSPOSED_PLAIN, TRANSPOSED_SIZE = (3, 1, 1, 0), 5
 LEFT_OUT = {
     "dilation of a 1-tap kernel": "a kernel of 1 has a dilated extent of 1 whatever its dilation: one class",
     "a pad past the dilated extent": "every further pad row adds an output row that sees only padding, as the "
-                                     "extent's own does, and each remainder kind the passes branch on is reached "
-                                     "with pads up to the extent",
+    "extent's own does, and each remainder kind the passes branch on is reached "
+    "with pads up to the extent",
     "a transposed conv's dilation": "the backend documents it as unsupported (a rejection case in smoke)",
     "a transposed conv's pad of k or more": "a transposed conv's pad crops its full output (TOSA's out_pad is "
-                                            "-pad): at stride 1 a pad of k leaves a 5-wide input 4 - k output "
-                                            "rows, none for k of 4 or 5, and each row past k-1 crops one more row "
-                                            "by the same arithmetic",
+    "-pad): at stride 1 a pad of k leaves a 5-wide input 4 - k output "
+    "rows, none for k of 4 or 5, and each row past k-1 crops one more row "
+    "by the same arithmetic",
     "a transposed or 3D depthwise conv": "no TOSA op takes it: a transposed one with groups is a grouped "
-                                         "conv, a 3D one is decomposed (both crossed as groups=channels)",
+    "conv, a 3D one is decomposed (both crossed as groups=channels)",
 }
 
 
@@ -107,16 +107,43 @@ def forward(rank: int, schemes=GRAPH_SCHEMES) -> list[ConvConfig]:
     def axis(shape, i):
         return tuple(a[i] for a in shape)
 
-    return [ConvConfig(rank, ic, oc, axis(shape, 4), axis(shape, 0), axis(shape, 1), axis(shape, 2), axis(shape, 3),
-                       groups=g, bias=bool(bias), scheme=scheme)
-            for shape, scheme, (ic, oc, g), bias in _turns(positions(axis_settings(kernels), rank, plain), schemes)]
+    return [
+        ConvConfig(
+            rank,
+            ic,
+            oc,
+            axis(shape, 4),
+            axis(shape, 0),
+            axis(shape, 1),
+            axis(shape, 2),
+            axis(shape, 3),
+            groups=g,
+            bias=bool(bias),
+            scheme=scheme,
+        )
+        for shape, scheme, (ic, oc, g), bias in _turns(positions(axis_settings(kernels), rank, plain), schemes)
+    ]
 
 
 def transposed(schemes=GRAPH_SCHEMES) -> list[ConvConfig]:
-    return [ConvConfig(2, ic, oc, (TRANSPOSED_SIZE,) * 2, (h[0], w[0]), (h[1], w[1]), (h[2], w[2]), (1, 1),
-                       (h[3], w[3]), transposed=True, groups=g, bias=bool(bias), scheme=scheme)
-            for (h, w), scheme, (ic, oc, g), bias in _turns(positions(transposed_settings(), 2, TRANSPOSED_PLAIN),
-                                                            schemes)]
+    return [
+        ConvConfig(
+            2,
+            ic,
+            oc,
+            (TRANSPOSED_SIZE,) * 2,
+            (h[0], w[0]),
+            (h[1], w[1]),
+            (h[2], w[2]),
+            (1, 1),
+            (h[3], w[3]),
+            transposed=True,
+            groups=g,
+            bias=bool(bias),
+            scheme=scheme,
+        )
+        for (h, w), scheme, (ic, oc, g), bias in _turns(positions(transposed_settings(), 2, TRANSPOSED_PLAIN), schemes)
+    ]
 
 
 def crossed(schemes=GRAPH_SCHEMES) -> list[ConvConfig]:
@@ -148,8 +175,14 @@ def universe() -> dict[tuple[str, str], frozenset[tuple[str, str, int]]]:
     out: dict[tuple[str, str], set] = {}
     labels = list(GROUP_KINDS)  # the names group_label gives their channels (tests check they agree)
     for rank, kernels in ((1, KERNELS), (2, KERNELS), (3, KERNELS_3D)):
-        classes = {_axis_class(k, s, p, d, kind, False) for k in kernels for s in STRIDES
-                   for d in (DILATIONS if k > 1 else (1,)) for p in pads(k, d) for kind in sizes(k, s, p, d)}
+        classes = {
+            _axis_class(k, s, p, d, kind, False)
+            for k in kernels
+            for s in STRIDES
+            for d in (DILATIONS if k > 1 else (1,))
+            for p in pads(k, d)
+            for kind in sizes(k, s, p, d)
+        }
         for position in _position_names(rank):
             out[(f"conv{rank}d", position)] = frozenset((a, g, b) for a in classes for g in labels for b in BIASES)
     t_classes = {_axis_class(k, s, p, op, "-", True) for k, s, p, op in transposed_settings()}
@@ -171,8 +204,9 @@ def _positions_of(c: ConvConfig, axes: tuple[str, ...]) -> list[tuple[str, str]]
     out = []
     for i, a in enumerate(axes):
         others = [b for j, b in enumerate(axes) if j != i]
-        if all((b == plain) if plain else b.startswith(f"k{PLAIN[0]}s{PLAIN[1]}p{PLAIN[2]}d{PLAIN[3]}:")
-               for b in others):
+        if all(
+            (b == plain) if plain else b.startswith(f"k{PLAIN[0]}s{PLAIN[1]}p{PLAIN[2]}d{PLAIN[3]}:") for b in others
+        ):
             out.append((names[i], a))
     if len(set(axes)) == 1:
         out.append((names[-1], axes[0]))
@@ -201,8 +235,15 @@ def coverage(configs: list[ConvConfig]) -> list[dict]:
     rows = []
     for (kind, position), triples in universe().items():
         missing = sorted(triples - seen[(kind, position)])
-        rows.append({"kind": kind, "position": position, "covered": len(triples) - len(missing),
-                     "expected": len(triples), "missing": missing[:3]})
+        rows.append(
+            {
+                "kind": kind,
+                "position": position,
+                "covered": len(triples) - len(missing),
+                "expected": len(triples),
+                "missing": missing[:3],
+            }
+        )
     return rows
 
 
@@ -220,8 +261,14 @@ def grid(configs: list[ConvConfig]) -> list[dict]:
             cell = rows.setdefault(key, {col: [0, 0] for col in columns})[(g, b)]
             cell[1] += 1
             cell[0] += (a, g, b) in seen[(kind, position)]
-        tables.append({"kind": kind, "position": position, "columns": columns,
-                       "rows": [(key, [tuple(cells[col]) for col in columns]) for key, cells in rows.items()]})
+        tables.append(
+            {
+                "kind": kind,
+                "position": position,
+                "columns": columns,
+                "rows": [(key, [tuple(cells[col]) for col in columns]) for key, cells in rows.items()],
+            }
+        )
     return tables
 
 

@@ -14,8 +14,14 @@ from harness.config import ConfigError, ConvConfig
 from harness.policy.targets import DEFAULT_TARGET
 
 
-def select(tier: str, random: int = 0, seed: int = 0, pattern: str | None = None,
-           shard: str | None = None, target: str = DEFAULT_TARGET) -> list[ConvConfig]:
+def select(
+    tier: str,
+    random: int = 0,
+    seed: int = 0,
+    pattern: str | None = None,
+    shard: str | None = None,
+    target: str = DEFAULT_TARGET,
+) -> list[ConvConfig]:
     configs = sweep(tier, random, seed, target)
     if pattern:
         try:

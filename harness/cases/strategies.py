@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import random
 
+from harness.config import ConfigError, ConvConfig, parse_descriptor
 from harness.contexts.names import CONTEXT_NAMES
-from harness.config import DATASETS, DYNAMICS, PADDING_MODES, ConfigError, ConvConfig, parse_descriptor
 from harness.policy.schemes import FP8_SCHEMES, GRAPH_SCHEMES, MIRRORS
+from harness.validation import DATASETS, DYNAMICS, PADDING_MODES
 
 # One line per target; the comment names the branch it aims at.
 EDGE_BASES = (
@@ -210,9 +211,19 @@ def grid(schemes=("fp32", "a8w8")) -> list[ConvConfig]:
                     for d in (1, 2):
                         for scheme in schemes:
                             try:
-                                out.append(ConvConfig(rank=2, in_channels=3, out_channels=4, input_size=size,
-                                                      kernel=(k, k), stride=(s, s), padding=(p, p),
-                                                      dilation=(d, d), scheme=scheme))
+                                out.append(
+                                    ConvConfig(
+                                        rank=2,
+                                        in_channels=3,
+                                        out_channels=4,
+                                        input_size=size,
+                                        kernel=(k, k),
+                                        stride=(s, s),
+                                        padding=(p, p),
+                                        dilation=(d, d),
+                                        scheme=scheme,
+                                    )
+                                )
                             except ConfigError:
                                 pass
     return out

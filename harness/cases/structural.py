@@ -51,8 +51,10 @@ def _descriptor(axes: list[tuple[int, int, int, int, int]], scheme: str) -> str:
     def field(i: int) -> str:
         return "x".join(str(a[i]) for a in axes)
 
-    return (f"conv{rank}d_n1_ic4_oc4_g1_i{field(4)}_k{field(0)}_s{field(1)}_p{field(2)}_d{field(3)}_b1"
-            f"_pmzeros_q{scheme}_dsnormal_cxnone")
+    return (
+        f"conv{rank}d_n1_ic4_oc4_g1_i{field(4)}_k{field(0)}_s{field(1)}_p{field(2)}_d{field(3)}_b1"
+        f"_pmzeros_q{scheme}_dsnormal_cxnone"
+    )
 
 
 def structural(schemes=GRAPH_SCHEMES) -> list[ConvConfig]:
@@ -79,7 +81,10 @@ def transposed(schemes=GRAPH_SCHEMES) -> list[ConvConfig]:
     out = []
     for i, (h, w) in enumerate(shapes):
         groups, bias = TRANSPOSED_TURNS[(i // len(schemes)) % len(TRANSPOSED_TURNS)]  # not in step with the schemes
-        out.append(parse_descriptor(
-            f"tconv2d_n1_ic4_oc4_g{groups}_i{TRANSPOSED_SIZE}x{TRANSPOSED_SIZE}_k{h[0]}x{w[0]}_s{h[1]}x{w[1]}"
-            f"_p{h[2]}x{w[2]}_d1x1_op{h[3]}x{w[3]}_b{bias}_pmzeros_q{schemes[i % len(schemes)]}_dsnormal_cxnone"))
+        out.append(
+            parse_descriptor(
+                f"tconv2d_n1_ic4_oc4_g{groups}_i{TRANSPOSED_SIZE}x{TRANSPOSED_SIZE}_k{h[0]}x{w[0]}_s{h[1]}x{w[1]}"
+                f"_p{h[2]}x{w[2]}_d1x1_op{h[3]}x{w[3]}_b{bias}_pmzeros_q{schemes[i % len(schemes)]}_dsnormal_cxnone"
+            )
+        )
     return out

@@ -1,18 +1,18 @@
 """Command-line verbs that find where a wrong number comes from: `bisect passes`, `shrink`, `repro`,
-`bisect versions`, `bisect commits`, `model`."""
+`bisect versions`, `bisect commits`, `model`. (`issue`, which reports what they find: harness.cli.issue.)"""
 
 from __future__ import annotations
 
 import dataclasses
 import json
 
+from harness.cli import options
 from harness.cli.common import EXIT_FAIL, EXIT_OK
 from harness.config import ConfigError, parse_descriptor
 from harness.policy.targets import check_case, get_target
-from harness.cli import options
 
 
-def _checked(args):
+def checked(args):
     """The case of the arguments, refused in one line before any work if it or its canary is unknown."""
     config = parse_descriptor(args.descriptor)
     check_case(get_target(args.target), config)
@@ -46,14 +46,18 @@ def print_pass_bisection(b) -> None:
     if not b.culprit:
         print("culprit: none: every stage and the serialized graph are within the case's tolerance")
         return
-    where = {"<start>": "before the Arm passes (export or quantization)",
-             "serialization": "after the passes (TOSA serialization or the runner)"}.get(b.culprit, b.culprit)
+    where = {
+        "<start>": "before the Arm passes (export or quantization)",
+        "serialization": "after the passes (TOSA serialization or the runner)",
+    }.get(b.culprit, b.culprit)
     print(f"culprit: {where}")
     print(f"error:   {_error(b.before)} before, {_error(b.after)} after")
     c = b.change
     if c:
-        print(f"change:  {len(c['added'])} node(s) added, {len(c['removed'])} removed, {len(c['changed'])} changed "
-              f"within two edges of the conv; {c['elsewhere']} change(s) elsewhere")
+        print(
+            f"change:  {len(c['added'])} node(s) added, {len(c['removed'])} removed, {len(c['changed'])} changed "
+            f"within two edges of the conv; {c['elsewhere']} change(s) elsewhere"
+        )
         for name, node in c["nodes"].items():
             sign = "+" if name in c["added"] else "-" if name in c["removed"] else "~"
             print(f"  {sign} {name}: {node[:160]}")
@@ -64,7 +68,7 @@ def print_pass_bisection(b) -> None:
 
 
 def cmd_bisect_passes(args) -> int:
-    config = _checked(args)
+    config = checked(args)
     from harness.bisect.passes import bisect_passes
 
     b = bisect_passes(config, args.seed, args.target, args.canary, args.captured)
@@ -76,24 +80,37 @@ def cmd_bisect_passes(args) -> int:
 
 
 def _print_trial(t) -> None:
-    where = "installed" if t.overlay_seconds == 0 and t.overlay_reused else \
-        f"overlay {'reused' if t.overlay_reused else 'installed'} in {t.overlay_seconds:.1f} s"
+    where = (
+        "installed"
+        if t.overlay_seconds == 0 and t.overlay_reused
+        else f"overlay {'reused' if t.overlay_reused else 'installed'} in {t.overlay_seconds:.1f} s"
+    )
     what = t.signature or t.outcome or "-"
     if t.signature:
         what += " (the bad end's failure)" if t.same_failure else " (another failure)" if t.verdict != "bad" else ""
-    print(f"  {t.version:10s} {t.verdict:10s} {what:60s} {t.seconds:6.1f} s ({where})"
-          + (f"\n             {t.detail}" if t.detail and t.verdict != "bad" else ""), flush=True)
+    print(
+        f"  {t.version:10s} {t.verdict:10s} {what:60s} {t.seconds:6.1f} s ({where})"
+        + (f"\n             {t.detail}" if t.detail and t.verdict != "bad" else ""),
+        flush=True,
+    )
 
 
 def cmd_bisect_versions(args) -> int:
-    config = _checked(args)
+    config = checked(args)
     from harness.bisect.versions import DEFAULT_CACHE, OverlayError, bisect_releases
 
     if not args.json:
         print(f"case:    {config.descriptor} on {args.target}; releases {args.good} (good) .. {args.bad} (bad)")
     try:
-        b = bisect_releases(config.descriptor, args.good, args.bad, args.seed, args.target,
-                            args.cache or DEFAULT_CACHE, say=None if args.json else _print_trial)
+        b = bisect_releases(
+            config.descriptor,
+            args.good,
+            args.bad,
+            args.seed,
+            args.target,
+            args.cache or DEFAULT_CACHE,
+            say=None if args.json else _print_trial,
+        )
     except OverlayError as e:
         print(f"error: {e}")
         return EXIT_FAIL
@@ -112,7 +129,7 @@ def cmd_bisect_versions(args) -> int:
 
 
 def cmd_bisect_commits(args) -> int:
-    config = _checked(args)
+    config = checked(args)
     from harness.bisect.commits import bisect_commits
 
     say = None if args.json else (lambda line: print(f"  {line}", flush=True))
@@ -122,34 +139,42 @@ def cmd_bisect_commits(args) -> int:
     elif b.error:
         print(f"error:   {b.error}")
     else:
-        print(f"{b.direction}: {b.commits} commits from --good ({b.other}) to --bad ({b.asked}), "
-              f"{len(b.steps)} tried in {b.seconds:.0f} s")
+        print(
+            f"{b.direction}: {b.commits} commits from --good ({b.other}) to --bad ({b.asked}), "
+            f"{len(b.steps)} tried in {b.seconds:.0f} s"
+        )
         for s in b.third:
             print(f"  a third state at {s.commit[:12]}: {s.signature} (listed, not placed on either side)")
         if b.first:
             what = "first bad commit" if b.direction == "regression" else "first good commit (the fix)"
             print(f"{what}: {b.first} {b.subject}")
         else:
-            print(f"undecided: the change is in one of {', '.join(c[:12] for c in b.candidates)} "
-                  "(the others could not be tested, or ended in a third state)")
+            print(
+                f"undecided: the change is in one of {', '.join(c[:12] for c in b.candidates)} "
+                "(the others could not be tested, or ended in a third state)"
+            )
     return EXIT_OK if b.first else EXIT_FAIL
 
 
 def cmd_bisect(args) -> int:
-    return {"passes": cmd_bisect_passes, "versions": cmd_bisect_versions,
-            "commits": cmd_bisect_commits}[args.how](args)
+    return {"passes": cmd_bisect_passes, "versions": cmd_bisect_versions, "commits": cmd_bisect_commits}[args.how](args)
 
 
 def cmd_shrink(args) -> int:
-    config = _checked(args)
+    config = checked(args)
     if args.max_runs < 1:  # before torch is imported: the one line is all the user sees
         raise ConfigError(f"invalid --max-runs={args.max_runs}: must be an integer >= 1")
     from harness.bisect.shrink import ShrinkError, shrink
     from harness.run.execute import run_case
 
     def run(c):  # the captured tensors belong to the start config only (shrink's first move leaves them)
-        return run_case(c, args.seed, args.target, canary=args.canary,
-                        data_file=args.captured if c.dataset == config.dataset == "captured" else "")
+        return run_case(
+            c,
+            args.seed,
+            args.target,
+            canary=args.canary,
+            data_file=args.captured if c.dataset == config.dataset == "captured" else "",
+        )
 
     say = None if args.json else (lambda line: print(line, flush=True))
     try:
@@ -165,78 +190,27 @@ def cmd_shrink(args) -> int:
     print(f"signature: {s.signature}")
     print(f"start:     {s.start} ({s.start_size} elements)")
     print(f"minimal:   {s.minimal} ({s.minimal_size} elements)")
-    print(f"runs:      {s.runs}" + (f" (the budget of {args.max_runs} ran out: not yet 1-minimal)" if s.exhausted
-                                     else ", 1-minimal: no single simplification keeps the failure"))
+    print(
+        f"runs:      {s.runs}"
+        + (
+            f" (the budget of {args.max_runs} ran out: not yet 1-minimal)"
+            if s.exhausted
+            else ", 1-minimal: no single simplification keeps the failure"
+        )
+    )
     print(f"kept:      {', '.join(s.steps) or 'nothing'}")
     print(f"__REPRO: {s.repro}")
     return EXIT_FAIL
 
 
 def cmd_repro(args) -> int:
-    config = _checked(args)
+    config = checked(args)
     from harness.repro.script import check_reproducible, write_repro
 
     check_reproducible(config)
     paths = write_repro(config, args.out, args.seed, args.target)
     print(f"wrote {paths[0]} with {paths[1].name} and {paths[2].name} beside it")
     print(f"run:  python {paths[0]}   (exit 0: within the limits; 1: not)")
-    return EXIT_OK
-
-
-def cmd_issue(args) -> int:
-    """A bug report draft: run the case, shrink it on its actual outcome, place it (registry entry, its commits, the
-    culprit pass of a wrong number), write the standalone repro beside it."""
-    config = _checked(args)
-    from pathlib import Path
-
-    from harness.bisect.shrink import ShrinkError, shrink
-    from harness.expectations.known_issues import registry
-    from harness.report.issue_draft import IssueFacts, render
-    from harness.results.case_result import Outcome
-    from harness.run.execute import run_case
-
-    def run(c):  # a registered finding is green in a sweep; here its own outcome is the failure to shrink
-        r = run_case(c, args.seed, args.target)
-        return dataclasses.replace(r, outcome=Outcome(r.actual_outcome))
-
-    first = run(config)
-    if first.actual_outcome == "pass":
-        print(f"nothing to report: {config.descriptor} passes (seed {args.seed}, target {args.target})")
-        return EXIT_FAIL
-    facts = IssueFacts(first.to_dict())
-    facts.result["issue"] = first.issue
-    if args.max_runs:
-        try:
-            s = shrink(config, run, args.target, args.max_runs)
-            facts.minimal = s.minimal
-            facts.shrink_note = f"shrunk from {s.start_size} to {s.minimal_size} elements in {s.runs} runs" + (
-                ", the budget ran out before it was 1-minimal" if s.exhausted else "")
-        except ShrinkError as e:
-            facts.shrink_note = f"not shrunk: {e}"
-    else:
-        facts.shrink_note = "not shrunk (--max-runs 0)"
-    entry = next((e for e in registry() if e.id == first.issue), None)
-    if entry is not None:
-        facts.entry = {"id": entry.id, "reason": " ".join(entry.reason.split()), "link": entry.link,
-                       "introduced_by": entry.holds.introduced_by, "fixed_by": entry.holds.fixed_by}
-    if first.actual_outcome == "mismatch":
-        from harness.bisect.passes import bisect_passes
-
-        facts.culprit_pass = bisect_passes(parse_descriptor(facts.minimal or config.descriptor), args.seed,
-                                           args.target).culprit
-    out = Path(args.out)
-    from harness.repro.script import write_repro
-
-    try:
-        paths = write_repro(parse_descriptor(facts.minimal or config.descriptor), out.with_suffix(".py"),
-                            args.seed, args.target)
-        facts.script, facts.script_files = paths[0].read_text(), (paths[1].name, paths[2].name)
-    except ConfigError as e:  # dynamic shapes and torch.cond have no standalone script
-        facts.shrink_note += f"; no standalone script: {e}"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render(facts))
-    print(f"wrote {out}" + (f" with {', '.join(facts.script_files)} and {out.with_suffix('.py').name} beside it"
-                            if facts.script else ""))
     return EXIT_OK
 
 
@@ -261,16 +235,28 @@ def cmd_model(args) -> int:
 
     Path(out).mkdir(parents=True, exist_ok=True)
     with ResultWriter(Path(out) / "results.jsonl") as writer:
-        report = run_network(args.model, scheme=args.scheme, target=args.target, input_shape=shape, seed=args.seed,
-                             out_dir=out, samples=args.samples, say=say, results=writer,
-                             recalibrate=args.recalibrate_bn, factory=factory)
+        report = run_network(
+            args.model,
+            scheme=args.scheme,
+            target=args.target,
+            input_shape=shape,
+            seed=args.seed,
+            out_dir=out,
+            samples=args.samples,
+            say=say,
+            results=writer,
+            recalibrate=args.recalibrate_bn,
+            factory=factory,
+        )
     (Path(out) / "model.json").write_text(json.dumps(dataclasses.asdict(report), indent=1))
     if args.json:
         print(json.dumps(dataclasses.asdict(report)))
         return EXIT_FAIL if report.departing else EXIT_OK
     bad = report.departing
-    print(f"{len(report.layers)} conv layers in {report.seconds} s: {len(report.layers) - len(bad)} as expected, "
-          f"{len(bad)} departing")
+    print(
+        f"{len(report.layers)} conv layers in {report.seconds} s: {len(report.layers) - len(bad)} as expected, "
+        f"{len(bad)} departing"
+    )
     for layer in bad:
         print(f"  {layer.name}: {layer.outcome}: {layer.reason[:200]}")
         print(f"    __REPRO: {layer.repro}")
@@ -283,7 +269,7 @@ def cmd_model(args) -> int:
 
 def add_parsers(sub) -> dict:
     """This module's verbs on the command line's subparsers; verb -> its command. Long because it declares the
-    options of four verbs (bisect's three ways among them), one line each, and does nothing else."""
+    options of five verbs (bisect's three ways among them), one line each, and does nothing else."""
     bi = sub.add_parser("bisect", help="find what makes a case wrong: which pass, release or commit")
     how = bi.add_subparsers(dest="how", required=True, metavar="{passes,versions,commits}")
     bp = how.add_parser("passes", help="judge the delegate's graph after every pass; name the first that departs")
@@ -297,36 +283,40 @@ def add_parsers(sub) -> dict:
     bv.add_argument("--bad", required=True, metavar="V", help="a release where it fails")
     bv.add_argument("--seed", type=int, default=0, help="data seed (default: 0)")
     options.target(bv)
-    bv.add_argument("--cache", metavar="DIR", help="overlay cache (default: $HARNESS_CACHE/overlays or "
-                    "~/.cache/conv-harness/overlays)")
+    bv.add_argument(
+        "--cache",
+        metavar="DIR",
+        help="overlay cache (default: $HARNESS_CACHE/overlays or ~/.cache/conv-harness/overlays)",
+    )
     bv.add_argument("--json", action="store_true", help="print the bisection as one JSON object")
-    bc = how.add_parser("commits", help="the ExecuTorch commit that made the case fail as it does at --bad, or "
-                        "that fixed it (when --good is the newer)")
+    bc = how.add_parser(
+        "commits",
+        help="the ExecuTorch commit that made the case fail as it does at --bad, or "
+        "that fixed it (when --good is the newer)",
+    )
     bc.add_argument("descriptor", help="case descriptor")
-    bc.add_argument("--repo", required=True, metavar="PATH", help="an ExecuTorch git repository (a checkout, a "
-                    "bare, partial or blobless clone: nothing is checked out)")
-    bc.add_argument("--good", required=True, metavar="REV", help="a commit in the other state (a pass, or any "
-                    "outcome but --bad's)")
-    bc.add_argument("--bad", required=True, metavar="REV", help="the commit in the state asked about (its outcome "
-                    "and signature)")
+    bc.add_argument(
+        "--repo",
+        required=True,
+        metavar="PATH",
+        help="an ExecuTorch git repository (a checkout, a bare, partial or blobless clone: nothing is checked out)",
+    )
+    bc.add_argument(
+        "--good", required=True, metavar="REV", help="a commit in the other state (a pass, or any outcome but --bad's)"
+    )
+    bc.add_argument(
+        "--bad", required=True, metavar="REV", help="the commit in the state asked about (its outcome and signature)"
+    )
     bc.add_argument("--seed", type=int, default=0, help="data seed (default: 0)")
     options.target(bc)
     bc.add_argument("--json", action="store_true", help="print the bisection as one JSON object")
 
-    iss = sub.add_parser("issue", help="write a bug report draft for ExecuTorch's tracker (Markdown): versions, the "
-                         "smallest config, the culprit pass and commit where known, the error, a standalone repro")
-    options.case(iss)
-    iss.add_argument("--out", default="issue.md", metavar="FILE", help="the draft (default: issue.md); the repro "
-                     "script and its data go beside it")
-    iss.add_argument("--max-runs", type=int, default=40, metavar="N", help="runs shrinking may spend (default 40; "
-                     "0: do not shrink)")
-    options.executorch(iss)
-
     sh = sub.add_parser("shrink", help="reduce a failing case to the smallest config that fails the same way")
     options.case(sh)
     sh.add_argument("--captured", default="", metavar="FILE", help="a `dscaptured` case's tensors (written by `model`)")
-    sh.add_argument("--max-runs", type=int, default=60, metavar="N", help="case runs allowed, the first included "
-                    "(default: 60)")
+    sh.add_argument(
+        "--max-runs", type=int, default=60, metavar="N", help="case runs allowed, the first included (default: 60)"
+    )
     sh.add_argument("--json", action="store_true", help="print the result as one JSON object, no progress")
     options.executorch(sh)
 
@@ -343,10 +333,14 @@ def add_parsers(sub) -> dict:
     md.add_argument("--input", help="input shape, e.g. 1x3x224x224 (default: the model's example_input_shape)")
     md.add_argument("--samples", type=int, default=4, help="calibration inputs, drawn with --seed (default: 4)")
     md.add_argument("--seed", type=int, default=0, help="seed of the weights' initialization and the inputs")
-    md.add_argument("--recalibrate-bn", action="store_true", help="recompute the batch norms' running statistics "
-                    "on the calibration inputs first (a randomly initialized model; ours ask for it themselves)")
+    md.add_argument(
+        "--recalibrate-bn",
+        action="store_true",
+        help="recompute the batch norms' running statistics "
+        "on the calibration inputs first (a randomly initialized model; ours ask for it themselves)",
+    )
     options.target(md)
     md.add_argument("--out", help="results, report and captured data (default: reports/model-<factory>-<scheme>)")
     md.add_argument("--json", action="store_true", help="print the report as one JSON object, no progress")
     options.executorch(md)
-    return {"bisect": cmd_bisect, "shrink": cmd_shrink, "repro": cmd_repro, "model": cmd_model, "issue": cmd_issue}
+    return {"bisect": cmd_bisect, "shrink": cmd_shrink, "repro": cmd_repro, "model": cmd_model}

@@ -5,14 +5,30 @@ from __future__ import annotations
 import json
 import sys
 
+from harness.cli import options
 from harness.cli.common import EXIT_FAIL, EXIT_OK
 from harness.config import ConfigError, parse_descriptor
 from harness.policy.targets import check_case, check_tools, get_target
-from harness.cli import options
 
 LIST_FIELDS = (
-    "rank", "transposed", "groups", "in_channels", "out_channels", "kernel", "stride", "padding",
-    "dilation", "output_padding", "bias", "scheme", "batch", "input_size", "padding_mode", "dataset", "context", "dynamic",
+    "rank",
+    "transposed",
+    "groups",
+    "in_channels",
+    "out_channels",
+    "kernel",
+    "stride",
+    "padding",
+    "dilation",
+    "output_padding",
+    "bias",
+    "scheme",
+    "batch",
+    "input_size",
+    "padding_mode",
+    "dataset",
+    "context",
+    "dynamic",
 )
 
 
@@ -28,9 +44,14 @@ def _print_stats(configs) -> None:
     from collections import Counter
 
     print(f"{len(configs)} cases")
-    for title, key in (("rank", lambda c: f"{'t' if c.transposed else ''}conv{c.rank}d"), ("op", expected_op),
-                       ("scheme", lambda c: c.scheme), ("context", lambda c: c.context),
-                       ("data set", lambda c: c.dataset), ("dynamic", lambda c: c.dynamic)):
+    for title, key in (
+        ("rank", lambda c: f"{'t' if c.transposed else ''}conv{c.rank}d"),
+        ("op", expected_op),
+        ("scheme", lambda c: c.scheme),
+        ("context", lambda c: c.context),
+        ("data set", lambda c: c.dataset),
+        ("dynamic", lambda c: c.dynamic),
+    ):
         counts = Counter(key(c) for c in configs)
         print(f"{title:9s} " + ", ".join(f"{k} {n}" for k, n in sorted(counts.items(), key=lambda kv: -kv[1])))
 
@@ -70,7 +91,9 @@ def _print_classes(configs) -> None:
     print(f"{len(counted)} structural classes over {len(configs)} cases")
     for kind, facts in marginals(configs).items():
         axis = facts.pop("axis (k,s,p,d)")
-        print(f"{kind}: {len(axis)} axis classes; " + "; ".join(f"{f} {' '.join(map(str, v))}" for f, v in facts.items()))
+        print(
+            f"{kind}: {len(axis)} axis classes; " + "; ".join(f"{f} {' '.join(map(str, v))}" for f, v in facts.items())
+        )
     _print_crossing(configs)
 
 
@@ -83,7 +106,10 @@ def _print_crossing(configs) -> None:
     for row in coverage(configs):
         share = row["covered"] / row["expected"]
         missing = f"; e.g. missing {', '.join(f'{a} {g} b{b}' for a, g, b in row['missing'])}" if row["missing"] else ""
-        print(f"  {row['kind']:8s} {row['position']:5s} {row['covered']:5d} of {row['expected']:5d} ({share:.0%}){missing}")
+        print(
+            f"  {row['kind']:8s} {row['position']:5s} {row['covered']:5d} of {row['expected']:5d} "
+            f"({share:.0%}){missing}"
+        )
     for what, why in LEFT_OUT.items():
         print(f"  left out: {what}: {why}")
 
@@ -96,8 +122,10 @@ def _print_result(r) -> None:
     if r.issue or r.rejection:
         from harness.report.summary import explanation
 
-        print(f"because: {explanation(r)}" + (f" (actual outcome {r.actual_outcome})"
-                                               if r.actual_outcome != r.outcome.value else ""))
+        print(
+            f"because: {explanation(r)}"
+            + (f" (actual outcome {r.actual_outcome})" if r.actual_outcome != r.outcome.value else "")
+        )
     if r.rule:
         print(f"rule:    {r.rule}")
     print(f"tosa:    {' '.join(r.tosa_ops) or '-'}")
@@ -108,16 +136,20 @@ def _print_result(r) -> None:
         print(f"worst:   {r.metrics['worst']}")
     if "where" in r.metrics:
         w = r.metrics["where"]
-        print(f"where:   {w['border']} on the border, {w['interior']} inside ({w['border_share']:.0%} on the border, "
-              f"which is {w['border_positions_share']:.0%} of positions); channels {w['channels']} "
-              f"({w['n_channels']} of {w['of_channels']})")
+        print(
+            f"where:   {w['border']} on the border, {w['interior']} inside ({w['border_share']:.0%} on the border, "
+            f"which is {w['border_positions_share']:.0%} of positions); channels {w['channels']} "
+            f"({w['n_channels']} of {w['of_channels']})"
+        )
     if "vela" in r.metrics:
         v = r.metrics["vela"]
-        print(f"vela:    {v.get('npu_ops', '?')} operator(s) on the NPU, {v.get('cpu_ops', '?')} on the CPU; "
-              f"{v.get('cycles', '?')} cycles for {v.get('macs', '?')} MACs ({v.get('cycles_per_mac', '?')} per MAC), "
-              f"{v.get('inference_s', 0) * 1e6:.1f} us; SRAM {v.get('sram_kib', '?')} KiB, flash "
-              f"{v.get('off_chip_flash_kib', v.get('on_chip_flash_kib', '?'))} KiB; "
-              f"command stream {v.get('command_stream_bytes', '?')} bytes")
+        print(
+            f"vela:    {v.get('npu_ops', '?')} operator(s) on the NPU, {v.get('cpu_ops', '?')} on the CPU; "
+            f"{v.get('cycles', '?')} cycles for {v.get('macs', '?')} MACs ({v.get('cycles_per_mac', '?')} per MAC), "
+            f"{v.get('inference_s', 0) * 1e6:.1f} us; SRAM {v.get('sram_kib', '?')} KiB, flash "
+            f"{v.get('off_chip_flash_kib', v.get('on_chip_flash_kib', '?'))} KiB; "
+            f"command stream {v.get('command_stream_bytes', '?')} bytes"
+        )
     if "qparams" in r.metrics:
         print(f"qparams: {json.dumps(r.metrics['qparams'])}")
     print("timings: " + ", ".join(f"{k} {v:.3f}s" for k, v in r.timings_s.items()))
@@ -138,8 +170,15 @@ def cmd_run(args) -> int:
     from harness.results.case_result import new_run_id
     from harness.run.execute import run_case
 
-    result = run_case(config, args.seed, args.target, keep_dir=args.keep, canary=args.canary, run_id=new_run_id(),
-                      data_file=args.captured)
+    result = run_case(
+        config,
+        args.seed,
+        args.target,
+        keep_dir=args.keep,
+        canary=args.canary,
+        run_id=new_run_id(),
+        data_file=args.captured,
+    )
     from harness.speedups import state
 
     if state.current() is not None and state.current().off:
@@ -157,8 +196,10 @@ def check_captured(config, data_file: str) -> None:
 
     if config.dataset != CAPTURED:
         if data_file:
-            raise ConfigError(f"invalid --captured={data_file}: only a ds{CAPTURED} case reads its tensors from a file, "
-                              f"not ds{config.dataset}")
+            raise ConfigError(
+                f"invalid --captured={data_file}: only a ds{CAPTURED} case reads its tensors from a file, "
+                f"not ds{config.dataset}"
+            )
         return
     from harness.build.data import make_tensors
 
@@ -179,11 +220,23 @@ def add_parsers(sub) -> dict:
     options.selection(ls)
     options.target(ls)
     ls.add_argument("--json", action="store_true", help="one JSON object per line with the config fields")
-    ls.add_argument("--stats", action="store_true", help="counts per rank, expected TOSA op, scheme, context, data set, dynamic dims")
-    ls.add_argument("--classes", action="store_true", help="the structural classes the cases cover "
-                    "(harness/cases/classes.py), with counts, and the values each fact takes")
-    ls.add_argument("--html", metavar="FILE", help="with --classes: also write the crossing the cases cover as an "
-                    "HTML page of tables, per conv kind and position (harness/cases/crossed.py)")
+    ls.add_argument(
+        "--stats",
+        action="store_true",
+        help="counts per rank, expected TOSA op, scheme, context, data set, dynamic dims",
+    )
+    ls.add_argument(
+        "--classes",
+        action="store_true",
+        help="the structural classes the cases cover "
+        "(harness/cases/classes.py), with counts, and the values each fact takes",
+    )
+    ls.add_argument(
+        "--html",
+        metavar="FILE",
+        help="with --classes: also write the crossing the cases cover as an "
+        "HTML page of tables, per conv kind and position (harness/cases/crossed.py)",
+    )
 
     run = sub.add_parser("run", help="run one case and print its outcome, metrics and TOSA ops")
     run.add_argument("descriptor", help="case descriptor, e.g. conv2d_ic8_oc16_i32x32_k3x3_s2_p1_qa8w8")
@@ -192,7 +245,9 @@ def add_parsers(sub) -> dict:
     run.add_argument("--json", action="store_true", help="print the result as one JSON line")
     run.add_argument("--keep", metavar="DIR", help="save inputs, outputs and flatbuffer here if it fails")
     run.add_argument("--canary", default="", metavar="NAME", help="inject this fault into the backend (see `canaries`)")
-    run.add_argument("--captured", default="", metavar="FILE", help="a `dscaptured` case's tensors (written by `model`)")
+    run.add_argument(
+        "--captured", default="", metavar="FILE", help="a `dscaptured` case's tensors (written by `model`)"
+    )
     options.executorch(run)
 
     sub.add_parser("canaries", help="list the canary faults that prove the harness can fail")

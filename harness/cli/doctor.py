@@ -11,16 +11,19 @@ from __future__ import annotations
 
 import json
 
-from harness.cli.common import EXIT_OK
 from harness.cli import options
-
+from harness.cli.common import EXIT_OK
 
 # (name, how it is found, what it is for, how to get it): the tools beyond the Python packages. An FVP is not
 # here: the fvp runner's own lookup says whether its targets run (the targets lines, with the reason).
 TOOLS = (
     ("vela", "module:ethosu.vela", "Ethos-U targets: Vela's compile of each case", "pip install 'executorch[ethos-u]'"),
-    ("model-converter", "exe:model-converter", "the vgf target: the ML SDK's TOSA-to-VGF converter",
-     "pip install -e '.[vgf]'"),
+    (
+        "model-converter",
+        "exe:model-converter",
+        "the vgf target: the ML SDK's TOSA-to-VGF converter",
+        "pip install -e '.[vgf]'",
+    ),
     ("ray", "module:ray", "--cluster: a sweep over a Ray cluster", "pip install -e '.[cluster]'"),
     ("chromium", "exe:chromium", "the report's browser test (tests/report)", "apt-get install chromium"),
     ("git", "exe:git", "bisect commits, --executorch PATH@REV", "apt-get install git"),
@@ -46,11 +49,11 @@ def tools() -> dict:
 
 def paths() -> dict:
     """Where results, reports and the history go by default, and whether they can be written here."""
+    from pathlib import Path
+
     from harness.cli.paths import DEFAULTS, check_path
     from harness.config import ConfigError
     from harness.history.db import DEFAULT_DB
-
-    from pathlib import Path
 
     existing = Path(DEFAULTS).absolute()
     while not existing.exists() and existing != existing.parent:  # doctor makes nothing: the nearest that exists
@@ -60,16 +63,19 @@ def paths() -> dict:
         writable = ""
     except ConfigError as e:
         writable = str(e)
-    return {"reports": f"{DEFAULTS}/<tier>/ (results.jsonl, summary.md, index.html, junit.xml)",
-            "history": DEFAULT_DB, "problem": writable}
+    return {
+        "reports": f"{DEFAULTS}/<tier>/ (results.jsonl, summary.md, index.html, junit.xml)",
+        "history": DEFAULT_DB,
+        "problem": writable,
+    }
 
 
 def facts() -> dict:
     """Everything `doctor` prints (sets the process up: imports ExecuTorch, probes the speed-ups)."""
+    from harness.config import ConfigError
     from harness.expectations.applies import current
     from harness.lowering import partition_report
     from harness.overlays import marker
-    from harness.config import ConfigError
     from harness.policy.targets import TARGETS, check_tools
     from harness.results.case_result import versions
     from harness.run.process import setup_process
@@ -93,10 +99,14 @@ def facts() -> dict:
         "tools": tools(),
         "paths": paths(),
         "versions": versions(),
-        "executorch": {"overlay": marker().get("kind", "installed"), "label": backend.label,
-                       "expectations_version": backend.version},
-        "speedups": {s.name: {"on": s.name in st.on, "why": st.off.get(s.name, ""), "saves": s.saves}
-                     for s in SPEEDUPS},
+        "executorch": {
+            "overlay": marker().get("kind", "installed"),
+            "label": backend.label,
+            "expectations_version": backend.version,
+        },
+        "speedups": {
+            s.name: {"on": s.name in st.on, "why": st.off.get(s.name, ""), "saves": s.saves} for s in SPEEDUPS
+        },
         "speedups_proof": st.proof,
         "partition_report": partition_report.unavailable() or "recorded",
         "targets": targets,
@@ -119,9 +129,15 @@ def cmd_doctor(args) -> int:
     print(f"partitioner's reasons: {found['partition_report']}")
     print("tools:")
     for name, t in found["tools"].items():
-        print(f"  {'found  ' if t['found'] else 'missing'} {name:15s} {t['for']}" + ("" if t["found"] else f"; get it: {t['get']}"))
+        print(
+            f"  {'found  ' if t['found'] else 'missing'} {name:15s} {t['for']}"
+            + ("" if t["found"] else f"; get it: {t['get']}")
+        )
     where = found["paths"]
-    print(f"reports: {where['reports']}\nhistory: {where['history']}" + (f"\n  {where['problem']}" if where["problem"] else ""))
+    print(
+        f"reports: {where['reports']}\nhistory: {where['history']}"
+        + (f"\n  {where['problem']}" if where["problem"] else "")
+    )
     ready = [name for name, t in found["targets"].items() if t["available"]]
     print(f"targets ready: {', '.join(ready) or 'none'}")
     for name, t in found["targets"].items():
@@ -132,8 +148,11 @@ def cmd_doctor(args) -> int:
 
 def add_parsers(sub) -> dict:
     """This module's verbs on the command line's subparsers; verb -> its command."""
-    dr = sub.add_parser("doctor", help="what this environment runs: versions, the ExecuTorch in use, which speed-ups "
-                        "are on and why not, which runners and tools are there")
+    dr = sub.add_parser(
+        "doctor",
+        help="what this environment runs: versions, the ExecuTorch in use, which speed-ups "
+        "are on and why not, which runners and tools are there",
+    )
     options.executorch(dr)
     dr.add_argument("--json", action="store_true", help="print it as one JSON object")
     return {"doctor": cmd_doctor}

@@ -6,10 +6,10 @@ import json
 import time
 from pathlib import Path
 
+from harness.cli import options
 from harness.cli.common import EXIT_FAIL, EXIT_OK
 from harness.history.db import INTERRUPTED, History, HistoryError, RunInfo
 from harness.results.case_result import CaseResult
-from harness.cli import options
 
 
 def cmd_runs(args) -> int:
@@ -27,9 +27,11 @@ def cmd_runs(args) -> int:
         wall = f"{r.wall_s / 60:.1f} min" if r.wall_s is not None else "-"
         counts = ", ".join(f"{n} {k}" for k, n in sorted(s.counts.items(), key=lambda kv: -kv[1]))
         extra = "".join(f" {k} {v}" for k, v in (("filter", r.filter), ("shard", r.shard), ("canary", r.canary)) if v)
-        print(f"{r.run_id}  {when}  {r.tier:8s} {r.target:6s} seed {r.seed}{extra}  {r.status:11s} {wall:>9s}  "
-              f"{s.green}/{s.cases} green{' (of ' + str(r.expected) + ')' if r.expected not in (None, s.cases) else ''}"
-              f"  [{counts}]  executorch {r.versions.get('executorch', '?')}")
+        print(
+            f"{r.run_id}  {when}  {r.tier:8s} {r.target:6s} seed {r.seed}{extra}  {r.status:11s} {wall:>9s}  "
+            f"{s.green}/{s.cases} green{' (of ' + str(r.expected) + ')' if r.expected not in (None, s.cases) else ''}"
+            f"  [{counts}]  executorch {r.versions.get('executorch', '?')}"
+        )
     return EXIT_OK
 
 
@@ -42,8 +44,9 @@ def cmd_import(args) -> int:
     return EXIT_OK
 
 
-def load(history: History | None, ref: str, db: str, like: RunInfo | None = None,
-         before: float | None = None) -> tuple[str, RunInfo | None, list[CaseResult]]:
+def load(
+    history: History | None, ref: str, db: str, like: RunInfo | None = None, before: float | None = None
+) -> tuple[str, RunInfo | None, list[CaseResult]]:
     """(label, run, results) of a run id, 'last', 'last-green' or a results file; with `like`, never that run
     itself (a resumed run started before it ended)."""
     if Path(ref).is_file() or ref.endswith(".jsonl"):
@@ -63,8 +66,9 @@ def cmd_diff(args) -> int:
     history = History(args.db) if Path(args.db).exists() else None
     try:
         new_label, new_run, new = load(history, args.new, args.db)
-        base_label, _, base = load(history, args.base, args.db, like=new_run,
-                                   before=new_run.started if new_run else None)
+        base_label, _, base = load(
+            history, args.base, args.db, like=new_run, before=new_run.started if new_run else None
+        )
     finally:
         if history is not None:
             history.close()
@@ -117,9 +121,13 @@ def add_parsers(sub) -> dict:
     options.db(df)
 
     rp = sub.add_parser("report", help="write the HTML report and JUnit XML of a run")
-    rp.add_argument("run", nargs="?", default="last", help="run id, last, last-green, or a results file (default: last)")
+    rp.add_argument(
+        "run", nargs="?", default="last", help="run id, last, last-green, or a results file (default: last)"
+    )
     rp.add_argument("--out", default=None, help="output directory (default: reports/report-<run id>)")
-    rp.add_argument("--baseline", default="last-green", help="run to diff against (default: last-green; 'none': no diff)")
+    rp.add_argument(
+        "--baseline", default="last-green", help="run to diff against (default: last-green; 'none': no diff)"
+    )
     rp.add_argument("--trend", type=int, default=30, help="runs in the trend plots (default: 30)")
     options.db(rp)
     return {"runs": cmd_runs, "import": cmd_import, "diff": cmd_diff, "report": cmd_report}

@@ -14,7 +14,7 @@ import argparse
 import sys
 
 from harness.blame import BackendImportError, backend_import_error, backend_load_error
-from harness.cli import bisect, cases, doctor, history, mutate, registry, sweeps
+from harness.cli import bisect, cases, doctor, history, issue, mutate, registry, sweeps
 from harness.cli.common import EXIT_ENVIRONMENT, EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE  # noqa: F401 - the exit codes, re-exported
 from harness.cli.paths import check_writes
 from harness.config import ConfigError
@@ -24,9 +24,27 @@ from harness.overlays import OverlayError
 from harness.results.store import ResultsFileError
 from harness.schedule.proof import EnvironmentBroken
 
-VERBS = ("list", "run", "sweep", "canaries", "runs", "import", "merge", "diff", "report", "nightly", "bisect", "shrink", "repro", "issue", "model",
-         "mutate", "doctor", "registry")
-MODULES = (cases, sweeps, history, bisect, mutate, registry, doctor)  # each adds its verbs (`add_parsers`)
+VERBS = (
+    "list",
+    "run",
+    "sweep",
+    "canaries",
+    "runs",
+    "import",
+    "merge",
+    "diff",
+    "report",
+    "nightly",
+    "bisect",
+    "shrink",
+    "repro",
+    "issue",
+    "model",
+    "mutate",
+    "doctor",
+    "registry",
+)
+MODULES = (cases, sweeps, history, bisect, issue, mutate, registry, doctor)  # each adds its verbs (`add_parsers`)
 
 
 def parser() -> tuple[argparse.ArgumentParser, dict]:
@@ -47,8 +65,12 @@ def use_executorch(spec: str) -> None:
     overlay = resolve(spec, commits=named_commits())
     activate(overlay)
     if overlay.path is not None:
-        print(f"harness: executorch {overlay.label} ({overlay.kind}"
-              + (f", built in {overlay.seconds:.1f} s" if not overlay.reused else "") + ")", file=sys.stderr)
+        print(
+            f"harness: executorch {overlay.label} ({overlay.kind}"
+            + (f", built in {overlay.seconds:.1f} s" if not overlay.reused else "")
+            + ")",
+            file=sys.stderr,
+        )
         origin = origin_line(marker())
         if origin:
             print(f"harness: {origin}", file=sys.stderr)

@@ -10,8 +10,12 @@ from harness.policy.targets import DEFAULT_TARGET, TARGETS
 
 
 def selection(p: argparse.ArgumentParser, tier: str = "smoke") -> None:
-    p.add_argument("--sweep", default=tier, help=f"tier: smoke, nightly or full, or @FILE: the descriptors a batch "
-                   f"file lists, one per line (default: {tier})")
+    p.add_argument(
+        "--sweep",
+        default=tier,
+        help=f"tier: smoke, nightly or full, or @FILE: the descriptors a batch "
+        f"file lists, one per line (default: {tier})",
+    )
     p.add_argument("--random", type=int, default=0, metavar="N", help="append N random cases drawn with --seed")
     p.add_argument("--seed", type=int, default=0, help="data seed, and seed of --random cases (default: 0)")
     p.add_argument("--filter", metavar="REGEX", help="only descriptors matching this regex (re.search)")
@@ -23,10 +27,15 @@ def target(p: argparse.ArgumentParser) -> None:
 
 
 def executorch(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--executorch", default="", metavar="SPEC", help="run against another ExecuTorch: a release "
-                   "('1.4.1', installed into a cache beside this one), a source checkout ('PATH': its working tree as it "
-                   "is now; 'PATH@REV': a commit of it, read from git) whose Python core runs over the installed "
-                   "wheel's compiled parts, or 'installed' (default)")
+    p.add_argument(
+        "--executorch",
+        default="",
+        metavar="SPEC",
+        help="run against another ExecuTorch: a release "
+        "('1.4.1', installed into a cache beside this one), a source checkout ('PATH': its working tree as it "
+        "is now; 'PATH@REV': a commit of it, read from git) whose Python core runs over the installed "
+        "wheel's compiled parts, or 'installed' (default)",
+    )
 
 
 def db(p: argparse.ArgumentParser, records: bool = False) -> None:
@@ -44,16 +53,36 @@ def case(p: argparse.ArgumentParser) -> None:
 
 def cluster(p) -> None:
     """`--cluster`: the same for a sweep and a mutation campaign."""
-    p.add_argument("--cluster", default="", metavar="ADDRESS", help="run the cases as tasks on a Ray cluster: "
-                   "'local' starts one here with -j CPUs; 'auto' or ray://HOST:PORT joins one (extra: cluster)")
+    p.add_argument(
+        "--cluster",
+        default="",
+        metavar="ADDRESS",
+        help="run the cases as tasks on a Ray cluster: "
+        "'local' starts one here with -j CPUs; 'auto' or ray://HOST:PORT joins one (extra: cluster)",
+    )
 
 
 def scheduling(p) -> None:
     """How a run schedules its cases: the time a case may take, a cluster, packing, resuming."""
-    p.add_argument("--time-limit", type=float, metavar="S", help="seconds a case may run before it is a timeout "
-                   "and its worker is replaced (default: the tier's, harness/policy/limits.py)")
+    p.add_argument(
+        "--time-limit",
+        type=float,
+        metavar="S",
+        help="seconds a case may run before it is a timeout "
+        "and its worker is replaced (default: the tier's, harness/policy/limits.py)",
+    )
     cluster(p)
-    p.add_argument("--pack", type=int, default=PACK_SIZE, metavar="N", help="lower and run up to N cases as one "
-                   f"program where that is proven identical (harness/policy/packing.py; default {PACK_SIZE}, 1: alone)")
-    p.add_argument("--resume", action="store_true", help="continue the interrupted run whose results are at the "
-                   "results path: run only the cases it did not finish, under the same run id")
+    p.add_argument(
+        "--pack",
+        type=int,
+        default=PACK_SIZE,
+        metavar="N",
+        help="lower and run up to N cases as one "
+        f"program where that is proven identical (harness/policy/packing.py; default {PACK_SIZE}, 1: alone)",
+    )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the interrupted run whose results are at the "
+        "results path: run only the cases it did not finish, under the same run id",
+    )

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import os
-
 import sys
 from collections import Counter
 from pathlib import Path
 
+from harness.cli import options
 from harness.cli.common import EXIT_ENVIRONMENT, EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, history_of
 from harness.results.case_result import CaseResult
-from harness.cli import options
 
 
 def _progress(total: int, enabled: bool):
@@ -28,8 +27,11 @@ def _progress(total: int, enabled: bool):
         speedups = r.versions.get("harness-speedups", "all on")
         if speedups != "all on" and speedups not in said:  # once a run (per distinct state)
             said.append(speedups)
-            print(f"harness: speed-ups {speedups} in the workers (`python -m harness doctor` says why); results "
-                  "are those of the plain flow", file=sys.stderr)
+            print(
+                f"harness: speed-ups {speedups} in the workers (`python -m harness doctor` says why); results "
+                "are those of the plain flow",
+                file=sys.stderr,
+            )
         counts[r.outcome.value] += 1
         if bar is not None:
             bar.set_postfix_str(", ".join(f"{n} {k}" for k, n in counts.items()), refresh=False)
@@ -61,10 +63,22 @@ def _sweep(args, tier: str, results: Path | None, db: Path | None):
     from harness.report.summary import summarize
     from harness.schedule.sweep import SweepRequest, check, run_sweep
 
-    req = SweepRequest(tier, args.random, args.seed, args.filter, args.shard, args.target, getattr(args, "canary", ""),
-                       args.jobs, results, db, time_limit=getattr(args, "time_limit", None),
-                       resume=getattr(args, "resume", False), cluster=getattr(args, "cluster", ""),
-                       pack=getattr(args, "pack", 1))
+    req = SweepRequest(
+        tier,
+        args.random,
+        args.seed,
+        args.filter,
+        args.shard,
+        args.target,
+        getattr(args, "canary", ""),
+        args.jobs,
+        results,
+        db,
+        time_limit=getattr(args, "time_limit", None),
+        resume=getattr(args, "resume", False),
+        cluster=getattr(args, "cluster", ""),
+        pack=getattr(args, "pack", 1),
+    )
     on_result, bar = _progress(len(check(req)), not args.no_progress)
     try:
         done = run_sweep(req, on_result)
@@ -73,8 +87,10 @@ def _sweep(args, tier: str, results: Path | None, db: Path | None):
             bar.close()
     summary = summarize(done.results, f"Sweep `{tier}`")
     if done.interrupted:
-        summary += (f"\n**Interrupted** after {len(done.results)} of {done.run.expected} cases; the rest did not run "
-                    f"(`--resume` runs only those).\n")
+        summary += (
+            f"\n**Interrupted** after {len(done.results)} of {done.run.expected} cases; the rest did not run "
+            f"(`--resume` runs only those).\n"
+        )
     if done.proof:
         summary += f"\n{done.proof[0].upper()}{done.proof[1:]}.\n"
     if done.nothing_ran:
@@ -101,8 +117,10 @@ def cmd_sweep(args) -> int:
         from harness.report.diff_format import headline
 
         print(headline(d))
-    print(f"results: {done.results_path}\nsummary: {out / 'summary.md'}\nreport:  {out / 'index.html'}\n"
-          f"junit:   {out / 'junit.xml'}" + (f"\nhistory: run {done.run.run_id} in {db}" if db else ""))
+    print(
+        f"results: {done.results_path}\nsummary: {out / 'summary.md'}\nreport:  {out / 'index.html'}\n"
+        f"junit:   {out / 'junit.xml'}" + (f"\nhistory: run {done.run.run_id} in {db}" if db else "")
+    )
     if done.interrupted:
         return _interrupted(done)
     return _nothing_ran(done) if done.nothing_ran else EXIT_OK if done.green else EXIT_FAIL
@@ -116,8 +134,11 @@ def _nothing_ran(done) -> int:
 
 def _interrupted(done) -> int:
     """The last line of an interrupted sweep, and the shell's exit code for Ctrl-C."""
-    print(f"interrupted: {len(done.results)} of {done.run.expected} results kept in {done.results_path} and the "
-          "history; `--resume` runs the rest", file=sys.stderr)
+    print(
+        f"interrupted: {len(done.results)} of {done.run.expected} results kept in {done.results_path} and the "
+        "history; `--resume` runs the rest",
+        file=sys.stderr,
+    )
     return EXIT_INTERRUPTED
 
 
@@ -154,8 +175,10 @@ def cmd_merge(args) -> int:
         for r in report.results:
             history.record(r)
         history.close()
-    print(f"merged {len(args.parts)} shard(s): {len(report.results)} cases into {args.out}"
-          + (f" (run {report.run.run_id} in {args.db})" if history is not None else ""))
+    print(
+        f"merged {len(args.parts)} shard(s): {len(report.results)} cases into {args.out}"
+        + (f" (run {report.run.run_id} in {args.db})" if history is not None else "")
+    )
     for d in report.duplicates:
         print(f"duplicate: {d}")
     if report.gaps is None:
@@ -182,7 +205,9 @@ def add_parsers(sub) -> dict:
     options.selection(ng, tier="nightly")
     options.target(ng)
     ng.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1, help="worker processes (default: CPU count)")
-    ng.add_argument("--out", default="reports/nightly", help="results, report and JUnit directory (default: reports/nightly)")
+    ng.add_argument(
+        "--out", default="reports/nightly", help="results, report and JUnit directory (default: reports/nightly)"
+    )
     ng.add_argument("--no-progress", action="store_true", help="no progress bar")
     options.executorch(ng)
     options.scheduling(ng)

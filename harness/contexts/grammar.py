@@ -69,17 +69,44 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from harness.contexts.base import F, Context, gain, pointwise, same_shape, torch, nn
+from harness.contexts.base import Context, F, gain, nn, pointwise, same_shape, torch
 from harness.contexts.parts import ACTIVATIONS, POOLS, GlobalPool, Pool  # noqa: F401 - the grammar's parts, re-exported
 from harness.policy.tolerances import BN_FOLD_ROUNDINGS
 
 SLOTS: dict[str, tuple[str, ...]] = {
     "feed": ("view-in", "permute-in", "conv-in", "pad-in", "reflect-in", "replicate-in", "up-in"),
     "norm": ("bn",),
-    "act": ("relu", "relu6", "hardtanh", "clamp", "sigmoid", "silu", "hardswish", "hardsigmoid", "lrelu", "lrelu01",
-            "gelu", "gelutanh", "tanh", "elu"),
-    "pool": ("maxpool", "avgpool", "maxpool3p1", "maxpool3ceil", "avgpool2", "maxpool5p2", "avgpool2ceil",
-             "avgpool5s3", "maxpool3s3p1", "maxpool2", "avgpool3s1p1", "gap", "gapmean"),
+    "act": (
+        "relu",
+        "relu6",
+        "hardtanh",
+        "clamp",
+        "sigmoid",
+        "silu",
+        "hardswish",
+        "hardsigmoid",
+        "lrelu",
+        "lrelu01",
+        "gelu",
+        "gelutanh",
+        "tanh",
+        "elu",
+    ),
+    "pool": (
+        "maxpool",
+        "avgpool",
+        "maxpool3p1",
+        "maxpool3ceil",
+        "avgpool2",
+        "maxpool5p2",
+        "avgpool2ceil",
+        "avgpool5s3",
+        "maxpool3s3p1",
+        "maxpool2",
+        "avgpool3s1p1",
+        "gap",
+        "gapmean",
+    ),
     "merge": ("add", "addz", "cat", "catx", "mul", "catpre", "fpn"),
     "after": ("relu",),
 }
@@ -115,21 +142,27 @@ def parse(name: str) -> dict[str, str]:
                 chosen[slots[i]], at = token, i + 1
                 break
         else:
-            raise GrammarError(f"invalid context={name}: {token!r} cannot come there; a composition joins with '-' "
-                               "at most one of each, in this order: "
-                               + " ".join(f"[{'|'.join(v)}]" for v in SLOTS.values()))
+            raise GrammarError(
+                f"invalid context={name}: {token!r} cannot come there; a composition joins with '-' "
+                "at most one of each, in this order: " + " ".join(f"[{'|'.join(v)}]" for v in SLOTS.values())
+            )
     if "after" in chosen and "merge" not in chosen:
         raise GrammarError(f"invalid context={name}: 'after' ({chosen['after']}) needs a merge before it")
     if chosen.get("merge") == "catpre" and not ("pool" in chosen and POOLS[chosen["pool"]].keeps_size):
         keeping = " or ".join(n for n, pool in POOLS.items() if pool.keeps_size)
-        raise GrammarError(f"invalid context={name}: catpre concatenates a pool's input and output, so it needs "
-                           f"a pool that keeps the size before it ({keeping})")
+        raise GrammarError(
+            f"invalid context={name}: catpre concatenates a pool's input and output, so it needs "
+            f"a pool that keeps the size before it ({keeping})"
+        )
     if chosen.get("merge") == "fpn" and isinstance(POOLS.get(chosen.get("pool", "")), GlobalPool):
-        raise GrammarError(f"invalid context={name}: fpn adds a half-size input upsampled x2, and a global pool's "
-                           "output is 1x1")
+        raise GrammarError(
+            f"invalid context={name}: fpn adds a half-size input upsampled x2, and a global pool's output is 1x1"
+        )
     if "pool" in chosen and chosen.get("merge") in OWN_INPUT_MERGES:
-        raise GrammarError(f"invalid context={name}: {chosen['merge']} merges with the conv's input, "
-                           f"which a pool's output never matches in size")
+        raise GrammarError(
+            f"invalid context={name}: {chosen['merge']} merges with the conv's input, "
+            f"which a pool's output never matches in size"
+        )
     return chosen
 
 
@@ -171,8 +204,6 @@ def _bn(rank: int, channels: int, g):
     return bn
 
 
-
-
 def _bn_bound(m, x):
     """The folded conv's bound: w' = w * k, b' = (b - mean) * k + beta with k = gamma / sqrt(var + eps)."""
     bn = m.bn
@@ -195,16 +226,21 @@ class Composed(Context):
     after: str | None = None
 
     @classmethod
-    def of(cls, name: str) -> "Composed":
+    def of(cls, name: str) -> Composed:
         p = parse(name)
         merge, feed = p.get("merge"), p.get("feed")
         return cls(
-            name=spell(p), **p,
+            name=spell(p),
+            **p,
             conv_layout=p.get("pool") is None and merge not in CAT_MERGES,
             dynamic=feed in (None, "conv-in") and merge is None,
-            exact_arithmetic=feed != "conv-in" and "norm" not in p and ACTIVATIONS[p.get("act", "relu")].aten is None
-            and ("pool" not in p or POOLS[p["pool"]].max) and merge not in ("addz", "mul", "fpn"),
-            pools="pool" in p, conv_index=1 if feed == "conv-in" else 0,
+            exact_arithmetic=feed != "conv-in"
+            and "norm" not in p
+            and ACTIVATIONS[p.get("act", "relu")].aten is None
+            and ("pool" not in p or POOLS[p["pool"]].max)
+            and merge not in ("addz", "mul", "fpn"),
+            pools="pool" in p,
+            conv_index=1 if feed == "conv-in" else 0,
         )
 
     # what the descriptor admits -------------------------------------------------------------------
@@ -219,10 +255,16 @@ class Composed(Context):
         if self.pool and (c.rank != 2 or min(c.output_size()) < POOLS[self.pool].least):
             least = POOLS[self.pool].least
             return f"pooling {self.pool} follows a 2D conv with an output of at least {least}x{least}"
-        if self.pool and POOLS[self.pool].ceil and c.dynamic_spatial and any(
-                step % POOLS[self.pool].stride for step in c.output_steps):
-            return (f"a ceil_mode pool ({self.pool}) on a dynamic dim whose leftover rows change with its size: "
-                    "torch.export refuses it (its output size guards on the size's parity); use a spatial-even kind")
+        if (
+            self.pool
+            and POOLS[self.pool].ceil
+            and c.dynamic_spatial
+            and any(step % POOLS[self.pool].stride for step in c.output_steps)
+        ):
+            return (
+                f"a ceil_mode pool ({self.pool}) on a dynamic dim whose leftover rows change with its size: "
+                "torch.export refuses it (its output size guards on the size's parity); use a spatial-even kind"
+            )
         if self.merge == "add":
             return same_shape(c)
         if self.merge == "catx" and c.output_size() != c.input_size:
@@ -343,8 +385,9 @@ class Composed(Context):
             try:
                 inputs, output = op_qparams(quantized.module, act.aten)
             except ValueError:  # the release decomposed it before quantizing: the graph, op by op, gives the bound
-                return math.ceil(drift_to_output(quantized.module, conv_output_quantize(quantized), t * s)
-                                 / quantized.output.scale)
+                return math.ceil(
+                    drift_to_output(quantized.module, conv_output_quantize(quantized), t * s) / quantized.output.scale
+                )
             t, s = 1 + t * act.lipschitz * inputs[0].scale / output.scale, output.scale
         if self.pool and not POOLS[self.pool].max:  # an average is rounded again, on the same scale
             t += 1

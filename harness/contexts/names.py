@@ -9,28 +9,52 @@ the grammar); looking a name up also accepts any well-formed composition of
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from functools import lru_cache
+from functools import cache
 
-from harness.contexts.grammar import Composed, GrammarError, compositions
 from harness.contexts.base import Chain, Cond, Context, PermuteAdd, PermuteOut, ViewOut
+from harness.contexts.grammar import Composed, GrammarError, compositions
 
 # Contexts outside the grammar: a conv chained to 1x1 convs, layout ops after the conv, torch.cond.
-OUTSIDE_GRAMMAR: dict[str, Context] = {cx.name: cx for cx in (
-    Chain(name="chain", conv_layout=True, dynamic=True, exact_arithmetic=False),
-    Chain(name="chain3", before=True, conv_index=1, conv_layout=True, dynamic=True, exact_arithmetic=False),
-    PermuteOut(name="permute-out", conv_layout=False, dynamic=True, exact_arithmetic=True),
-    PermuteAdd(name="permute-add", conv_layout=False, dynamic=False, exact_arithmetic=True),
-    ViewOut(name="view-out", conv_layout=False, dynamic=False, exact_arithmetic=True),
-    Cond(name="cond", control_flow=True, conv_layout=True, dynamic=False, exact_arithmetic=True),
-    Cond(name="cond-nested", nested=True, control_flow=True, conv_layout=True, dynamic=False, exact_arithmetic=True),
-)}
+OUTSIDE_GRAMMAR: dict[str, Context] = {
+    cx.name: cx
+    for cx in (
+        Chain(name="chain", conv_layout=True, dynamic=True, exact_arithmetic=False),
+        Chain(name="chain3", before=True, conv_index=1, conv_layout=True, dynamic=True, exact_arithmetic=False),
+        PermuteOut(name="permute-out", conv_layout=False, dynamic=True, exact_arithmetic=True),
+        PermuteAdd(name="permute-add", conv_layout=False, dynamic=False, exact_arithmetic=True),
+        ViewOut(name="view-out", conv_layout=False, dynamic=False, exact_arithmetic=True),
+        Cond(name="cond", control_flow=True, conv_layout=True, dynamic=False, exact_arithmetic=True),
+        Cond(
+            name="cond-nested", nested=True, control_flow=True, conv_layout=True, dynamic=False, exact_arithmetic=True
+        ),
+    )
+}
 
 # The named contexts, in the order every tier has listed them (compositions spell their own names).
-CONTEXT_NAMES = ("none", "relu", "relu6", "hardtanh", "add", "relu-add", "cat", "relu6-cat", "chain", "chain3", "bn",
-                 "permute-in", "permute-out", "permute-add", "view-in", "view-out", "maxpool", "avgpool", "cond")
+CONTEXT_NAMES = (
+    "none",
+    "relu",
+    "relu6",
+    "hardtanh",
+    "add",
+    "relu-add",
+    "cat",
+    "relu6-cat",
+    "chain",
+    "chain3",
+    "bn",
+    "permute-in",
+    "permute-out",
+    "permute-add",
+    "view-in",
+    "view-out",
+    "maxpool",
+    "avgpool",
+    "cond",
+)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _lookup(name: str) -> Context:
     return OUTSIDE_GRAMMAR[name] if name in OUTSIDE_GRAMMAR else Composed.of(name)
 

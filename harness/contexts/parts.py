@@ -36,8 +36,13 @@ class Activation:
     def __call__(self, name: str, y):
         if name == "clamp":
             return torch.clamp(y, *CLAMP)
-        fn = {"sigmoid": torch.sigmoid, "tanh": torch.tanh, "lrelu": F.leaky_relu, "lrelu01": F.leaky_relu,
-              "gelutanh": F.gelu}.get(name) or getattr(F, name)
+        fn = {
+            "sigmoid": torch.sigmoid,
+            "tanh": torch.tanh,
+            "lrelu": F.leaky_relu,
+            "lrelu01": F.leaky_relu,
+            "gelutanh": F.gelu,
+        }.get(name) or getattr(F, name)
         return fn(y, **dict(self.kwargs))
 
     def bound(self, b):
@@ -49,7 +54,10 @@ class Activation:
 
 
 ACTIVATIONS = {
-    "relu": Activation(), "relu6": Activation(), "hardtanh": Activation(), "clamp": Activation(),
+    "relu": Activation(),
+    "relu6": Activation(),
+    "hardtanh": Activation(),
+    "clamp": Activation(),
     "sigmoid": Activation(0.25, 1.0, 1, "sigmoid"),  # its evaluation: a few half-ulps of a result in (0, 1)
     "silu": Activation(1.0998, None, 2, "silu"),  # y * sigmoid(y): the sigmoid, the product
     "hardswish": Activation(1.5, None, 4, "hardswish"),  # y * relu6(y + 3) / 6: the add, the product, 1/6 twice
@@ -107,7 +115,6 @@ class Pool:
         out = (-(-span // self.stride) if self.ceil else span // self.stride) + 1
         return out - 1 if self.ceil and (out - 1) * self.stride >= n + self.padding else out
 
-
     def window(self, spatial) -> int:
         """The most elements one output averages (0 for a max pool: it rounds nothing)."""
         return 0 if self.max else self.kernel * self.kernel
@@ -138,8 +145,18 @@ class GlobalPool:
         return math.prod(spatial)
 
 
-POOLS = {"gap": GlobalPool(), "gapmean": GlobalPool(mean=True), "maxpool": Pool(True, 3, 2), "avgpool": Pool(False, 3, 2), "maxpool3p1": Pool(True, 3, 2, 1),
-         "maxpool3ceil": Pool(True, 3, 2, 0, True), "avgpool2": Pool(False, 2, 2, defaults=True),
-         "maxpool5p2": Pool(True, 5, 1, 2), "avgpool2ceil": Pool(False, 2, 2, 0, True),
-         "avgpool5s3": Pool(False, 5, 3, defaults=True), "maxpool3s3p1": Pool(True, 3, 3, 1),
-         "maxpool2": Pool(True, 2, 2, stride_given=False), "avgpool3s1p1": Pool(False, 3, 1, 1, defaults=True)}
+POOLS = {
+    "gap": GlobalPool(),
+    "gapmean": GlobalPool(mean=True),
+    "maxpool": Pool(True, 3, 2),
+    "avgpool": Pool(False, 3, 2),
+    "maxpool3p1": Pool(True, 3, 2, 1),
+    "maxpool3ceil": Pool(True, 3, 2, 0, True),
+    "avgpool2": Pool(False, 2, 2, defaults=True),
+    "maxpool5p2": Pool(True, 5, 1, 2),
+    "avgpool2ceil": Pool(False, 2, 2, 0, True),
+    "avgpool5s3": Pool(False, 5, 3, defaults=True),
+    "maxpool3s3p1": Pool(True, 3, 3, 1),
+    "maxpool2": Pool(True, 2, 2, stride_given=False),
+    "avgpool3s1p1": Pool(False, 3, 1, 1, defaults=True),
+}

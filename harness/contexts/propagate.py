@@ -19,9 +19,29 @@ import torch.ao.quantization.fx._decomposed  # noqa: F401  - defines torch.ops.q
 _Q = torch.ops.quantized_decomposed
 _QUANTIZE = {_Q.quantize_per_tensor.default}
 _DEQUANTIZE = {_Q.dequantize_per_tensor.default}
-_PASS_ON = ("clamp", "relu", "hardtanh", "maximum", "minimum", "max_pool", "avg_pool", "adaptive_avg_pool", "mean",
-            "cat", "view", "reshape", "permute", "squeeze", "unsqueeze", "flatten", "clone", "slice", "pad",
-            "upsample_nearest", "getitem")
+_PASS_ON = (
+    "clamp",
+    "relu",
+    "hardtanh",
+    "maximum",
+    "minimum",
+    "max_pool",
+    "avg_pool",
+    "adaptive_avg_pool",
+    "mean",
+    "cat",
+    "view",
+    "reshape",
+    "permute",
+    "squeeze",
+    "unsqueeze",
+    "flatten",
+    "clone",
+    "slice",
+    "pad",
+    "upsample_nearest",
+    "getitem",
+)
 _SUM = ("add", "sub")
 
 
@@ -48,8 +68,9 @@ def drift_to_output(gm: torch.fx.GraphModule, start: torch.fx.Node, drift: float
             continue
         if not seen_start or n.op != "call_function":
             continue
-        inputs = [a for a in n.args if isinstance(a, torch.fx.Node)] + \
-            [a for arg in n.args if isinstance(arg, (list, tuple)) for a in arg if isinstance(a, torch.fx.Node)]
+        inputs = [a for a in n.args if isinstance(a, torch.fx.Node)] + [
+            a for arg in n.args if isinstance(arg, (list, tuple)) for a in arg if isinstance(a, torch.fx.Node)
+        ]
         if not any(a in err for a in inputs):
             continue  # a constant, or another branch: exact
         e = [err.get(a, 0.0) for a in inputs]

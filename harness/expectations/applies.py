@@ -15,7 +15,7 @@ is judged on its own: a failure there is a new failure, and a pass is no news.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
@@ -64,8 +64,12 @@ _ORDER = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: 
 def _satisfies(releases: SpecifierSet, version: Version) -> bool:
     """Plain ordering for a tree's development version: PEP 440's '<1.5.0' leaves out 1.5.0.dev0 on purpose (a
     user asking for less than 1.5.0 does not want its pre-releases), but main before 1.5.0 is below it."""
-    return all(_ORDER[s.operator](version, Version(s.version)) if s.operator in _ORDER
-               else s.contains(version, prereleases=True) for s in releases)
+    return all(
+        _ORDER[s.operator](version, Version(s.version))
+        if s.operator in _ORDER
+        else s.contains(version, prereleases=True)
+        for s in releases
+    )
 
 
 def _split(releases: SpecifierSet) -> tuple[SpecifierSet, SpecifierSet]:
@@ -107,13 +111,17 @@ class Holds:
         lower, upper = _split(self.releases)
         history = {c: backend.contains(c) for c in (self.introduced_by, self.fixed_by) if c}
         known = [f"{'contains' if inside else 'lacks'} {c[:12]}" for c, inside in history.items() if inside is not None]
-        label_used = (len(lower) and history.get(self.introduced_by) is None) or \
-            (len(upper) and history.get(self.fixed_by) is None)
+        label_used = (len(lower) and history.get(self.introduced_by) is None) or (
+            len(upper) and history.get(self.fixed_by) is None
+        )
         label = f"version label {_placed_version(backend)}"
         if not label_used:
             return f"placed by history: {', '.join(known)}"
-        return f"placed by history ({', '.join(known)}) and {label}" if known else \
-            f"placed by {label}: no commit of it known in the tree's history"
+        return (
+            f"placed by history ({', '.join(known)}) and {label}"
+            if known
+            else f"placed by {label}: no commit of it known in the tree's history"
+        )
 
     def __str__(self) -> str:
         commits = "".join(f", {k} {v[:12]}" for k, v in (("after", self.introduced_by), ("until", self.fixed_by)) if v)
@@ -127,10 +135,13 @@ def holds(executorch: str, introduced_by: str = "", fixed_by: str = "", where: s
     try:
         releases = SpecifierSet(executorch)
     except InvalidSpecifier:
-        raise ValueError(f"{where}: executorch={executorch!r} is not a PEP 440 specifier set (e.g. '>=1.4.0,<1.6')")
+        raise ValueError(
+            f"{where}: executorch={executorch!r} is not a PEP 440 specifier set (e.g. '>=1.4.0,<1.6')"
+        ) from None
     for name, commit in (("introduced_by", introduced_by), ("fixed_by", fixed_by)):
-        if commit and not (isinstance(commit, str) and 7 <= len(commit) <= 40
-                           and all(ch in "0123456789abcdef" for ch in commit)):
+        if commit and not (
+            isinstance(commit, str) and 7 <= len(commit) <= 40 and all(ch in "0123456789abcdef" for ch in commit)
+        ):
             raise ValueError(f"{where}: {name}={commit!r} is not a commit hash (7 to 40 hex digits)")
     return Holds(releases, introduced_by, fixed_by)
 
@@ -140,12 +151,15 @@ def backend_of(versions: dict, marker: dict) -> Backend:
     if marker.get("kind") == "tree":
         commit = marker.get("commit", "")
         tree = f"{marker.get('source', '?')}@{commit[:12]}{'+dirty' if marker.get('dirty') else ''}"
-        return Backend(marker.get("version") or versions.get("executorch", ""), tree,
-                       tuple(sorted(marker.get("ancestors", {}).items())))
+        return Backend(
+            marker.get("version") or versions.get("executorch", ""),
+            tree,
+            tuple(sorted(marker.get("ancestors", {}).items())),
+        )
     return Backend(versions.get("executorch", ""))
 
 
-@lru_cache(maxsize=None)
+@cache
 def current() -> Backend:
     """The backend of this process: the ExecuTorch on its import path (an overlay's marker says which)."""
     from harness.overlays import marker

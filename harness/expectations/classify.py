@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from harness.config import ConvConfig
 from harness.expectations.applies import Backend, or_current
 from harness.expectations.known_issues import known_issues
 from harness.expectations.rejections import expected_rejection
-from harness.config import ConvConfig
 from harness.results.case_result import Outcome
 from harness.results.stages import LOWERING_STAGES
-
 
 
 @dataclass
@@ -42,7 +41,9 @@ class Classification:
     stale: str = ""
 
 
-def classify(config: ConvConfig, seen: Observation, family: str = "tosa", backend: Backend | None = None) -> Classification:
+def classify(
+    config: ConvConfig, seen: Observation, family: str = "tosa", backend: Backend | None = None
+) -> Classification:
     """The outcome a result reports. A documented rejection turns a clean
     refusal (left on the CPU, or an error in quantize/lower, whose message is the
     rule's) into `expected_rejection`; a registry entry whose signature fits turns a
@@ -55,11 +56,13 @@ def classify(config: ConvConfig, seen: Observation, family: str = "tosa", backen
     matching = known_issues(config.descriptor, family, backend)
     rule = expected_rejection(config, family, backend)
     if rule is not None:
+
         def accounted(op: str, said: str) -> bool:  # another node left out, by a registered known issue of the case
             return any(i.left_on_cpu and i.leaves_exactly({op: said}) for i in matching)
 
         refused = (seen.outcome is Outcome.NOT_DELEGATED and rule.refuses(seen.reason, seen.error, accounted)) or (
-            seen.outcome is Outcome.LOWERING_ERROR and seen.stage in LOWERING_STAGES and rule.matches_error(seen.error))
+            seen.outcome is Outcome.LOWERING_ERROR and seen.stage in LOWERING_STAGES and rule.matches_error(seen.error)
+        )
         if refused:
             outcome, rejection = Outcome.EXPECTED_REJECTION, rule.name
         elif seen.outcome is Outcome.PASS:

@@ -38,7 +38,7 @@ from __future__ import annotations
 import re
 import tomllib
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from harness.config import ConvConfig, parse_descriptor
@@ -117,8 +117,11 @@ class KnownIssue:
         """Whether the nodes refused for a reason of their own are this entry's, each for its reason."""
         wanted = dict(self.left_on_cpu)
         found = causes(nodes) if nodes is not None else None
-        return found is not None and set(found) == set(wanted) and \
-            all(wanted[op].search(said) is not None for op, said in found.items())
+        return (
+            found is not None
+            and set(found) == set(wanted)
+            and all(wanted[op].search(said) is not None for op, said in found.items())
+        )
 
     def error_for(self, outcome: str) -> re.Pattern | None:
         return dict(self.errors).get(outcome)
@@ -176,8 +179,10 @@ def _errors(where: str, entry: dict, outcomes: list[str]) -> tuple[tuple[str, re
         found[outcome] = _regex(where, f"errors.{outcome}", text)
     missing = [o for o in outcomes if o in ERROR_OUTCOMES and o not in found]
     if missing:
-        raise RegistryError(f"{where}: {', '.join(missing)} needs an error pattern (error or errors.<outcome>): "
-                            "an entry may not match on its outcome alone")
+        raise RegistryError(
+            f"{where}: {', '.join(missing)} needs an error pattern (error or errors.<outcome>): "
+            "an entry may not match on its outcome alone"
+        )
     return tuple(found.items())
 
 
@@ -186,12 +191,16 @@ def _bounds(where: str, table) -> MismatchBounds:
         raise RegistryError(f"{where}: a mismatch needs an [issue.mismatch] table of bounds")
     unknown = set(table) - _MISMATCH_KEYS
     if unknown:
-        raise RegistryError(f"{where}: unknown mismatch key(s) {sorted(unknown)}; allowed: {', '.join(sorted(_MISMATCH_KEYS))}")
+        raise RegistryError(
+            f"{where}: unknown mismatch key(s) {sorted(unknown)}; allowed: {', '.join(sorted(_MISMATCH_KEYS))}"
+        )
     if "replay" in table:  # the mechanism is the bound: nothing else to admit
         extra = set(table) - {"replay", "measured"}
         if extra or not isinstance(table["replay"], str) or not table["replay"] or "measured" not in table:
-            raise RegistryError(f"{where}: a replayed mismatch names its replay (harness.judging.replays) and what "
-                                f"was measured, nothing else (not {sorted(extra)})")
+            raise RegistryError(
+                f"{where}: a replayed mismatch names its replay (harness.judging.replays) and what "
+                f"was measured, nothing else (not {sorted(extra)})"
+            )
         return MismatchBounds(1.0, "mechanism", " ".join(str(table["measured"]).split()), replay=table["replay"])
     if "max_lsb" not in table and "max_err" not in table:
         raise RegistryError(f"{where}: mismatch bounds need max_lsb (INT) or max_err (float)")
@@ -204,8 +213,12 @@ def _bounds(where: str, table) -> MismatchBounds:
     for k, v in numbers.items():
         if not isinstance(v, (int, float)) or isinstance(v, bool):
             raise RegistryError(f"{where}: mismatch {k} must be a number, not {v!r}")
-    return MismatchBounds(float(table["max_share"]), table["locus"], " ".join(str(table["measured"]).split()),
-                          **{k: float(v) for k, v in numbers.items() if k != "max_share"})
+    return MismatchBounds(
+        float(table["max_share"]),
+        table["locus"],
+        " ".join(str(table["measured"]).split()),
+        **{k: float(v) for k, v in numbers.items() if k != "max_share"},
+    )
 
 
 def parse_registry(text: str, source: str = "registry") -> tuple[KnownIssue, ...]:
@@ -244,14 +257,18 @@ def parse_registry(text: str, source: str = "registry") -> tuple[KnownIssue, ...
                 raise RegistryError(f"{where}: frame names where an error arises; its outcomes have no error frames")
             frame = entry["frame"] if isinstance(entry["frame"], list) else [entry["frame"]]
             if not frame or not all(isinstance(s, str) and s.strip() for s in frame):
-                raise RegistryError(f"{where}: frame must name a function, file or pass (a string or a list of "
-                                    f"them), not {entry['frame']!r}")
+                raise RegistryError(
+                    f"{where}: frame must name a function, file or pass (a string or a list of "
+                    f"them), not {entry['frame']!r}"
+                )
             flags["frame"] = tuple(frame)
         if "left_on_cpu" in entry:
             table = entry["left_on_cpu"]
             if entry["outcomes"] != ["not_delegated"] or not isinstance(table, dict) or not table:
-                raise RegistryError(f"{where}: left_on_cpu maps each op a not_delegated entry leaves on the CPU to "
-                                    f"its reason, e.g. {{ hardtanh = 'Node was not marked as quantized' }}")
+                raise RegistryError(
+                    f"{where}: left_on_cpu maps each op a not_delegated entry leaves on the CPU to "
+                    f"its reason, e.g. {{ hardtanh = 'Node was not marked as quantized' }}"
+                )
             flags["left_on_cpu"] = tuple((op, _regex(where, f"left_on_cpu.{op}", r)) for op, r in table.items())
         if "from_check" in entry:
             if not isinstance(entry["from_check"], bool) or "frame" in entry:
@@ -270,13 +287,23 @@ def parse_registry(text: str, source: str = "registry") -> tuple[KnownIssue, ...
             applies = holds(entry["executorch"], entry.get("introduced_by", ""), entry.get("fixed_by", ""), where)
         except ValueError as e:
             raise RegistryError(str(e)) from None
-        issues.append(KnownIssue(entry["id"], entry["tier"], pattern, tuple(entry["outcomes"]),
-                                 " ".join(entry["reason"].split()), entry["link"], applies, fields=tuple(fields),
-                                 **flags))
+        issues.append(
+            KnownIssue(
+                entry["id"],
+                entry["tier"],
+                pattern,
+                tuple(entry["outcomes"]),
+                " ".join(entry["reason"].split()),
+                entry["link"],
+                applies,
+                fields=tuple(fields),
+                **flags,
+            )
+        )
     return tuple(issues)
 
 
-@lru_cache(maxsize=None)
+@cache
 def registry() -> tuple[KnownIssue, ...]:
     return parse_registry(REGISTRY.read_text(encoding="utf-8"), str(REGISTRY))
 
@@ -290,8 +317,12 @@ def known_issues(descriptor: str, family: str | None = None, backend: Backend | 
 
 
 def known_issue(
-    descriptor: str, outcome: str | None = None, metrics: dict | None = None, reason: str = "",
-    family: str | None = None, backend: Backend | None = None,
+    descriptor: str,
+    outcome: str | None = None,
+    metrics: dict | None = None,
+    reason: str = "",
+    family: str | None = None,
+    backend: Backend | None = None,
 ) -> KnownIssue | None:
     """The first matching entry; with `outcome` (and the case's `metrics` and `reason`), the first that
     explains it."""

@@ -17,8 +17,11 @@ BOOKKEEPING = ("quantize_per", "dequantize_per", "getitem")  # not compute: they
 # a conv left on the CPU, "Was first node in partition and input aten_convolution_default had fp dtype."; the
 # cond around a refused conv, "Submodule was not fully partitioned."; on 1.4.1, a view before a conv and relu left
 # on the CPU, alone in its partition: "Partition contained only ops which are removed in the TOSA lowering").
-CONSEQUENCES = (re.compile(r"input \w+ had fp dtype"), re.compile(r"Submodule was not fully partitioned"),
-                re.compile(r"Partition contained only ops which are removed in the TOSA lowering"))
+CONSEQUENCES = (
+    re.compile(r"input \w+ had fp dtype"),
+    re.compile(r"Submodule was not fully partitioned"),
+    re.compile(r"Partition contained only ops which are removed in the TOSA lowering"),
+)
 
 
 def cpu_nodes(reason: str) -> dict[str, str] | None:
@@ -30,8 +33,11 @@ def cpu_nodes(reason: str) -> dict[str, str] | None:
         return None
     listed = [n.strip() for n in found.group(1).split(",") if not any(b in n for b in BOOKKEEPING)]
     ops = [n.split(".")[1] if n.count(".") >= 2 else n for n in listed]
-    said = {op: words for ops, words in re.findall(r"(?:^|; )(\w+(?:, \w+)*): (.*?)(?=; \w+(?:, \w+)*: |$)",
-                                                   found.group(2) or "") for op in ops.split(", ")}
+    said = {
+        op: words
+        for ops, words in re.findall(r"(?:^|; )(\w+(?:, \w+)*): (.*?)(?=; \w+(?:, \w+)*: |$)", found.group(2) or "")
+        for op in ops.split(", ")
+    }
     return {op: said.get(op, "") for op in [*ops, *(op for op in said if op not in ops)]}
 
 

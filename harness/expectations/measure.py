@@ -89,7 +89,9 @@ def measure(results: list[CaseResult], any_release: bool = False) -> list[EntryM
         if judged.outcome.value == "expected_rejection":
             continue  # a documented refusal: no entry's business
         matching = [i for i in registry() if i.matches(r.descriptor, family, backend)]
-        by = next((i for i in matching if i.id == judged.issue), None) if judged.outcome.value == "known_issue" else None
+        by = (
+            next((i for i in matching if i.id == judged.issue), None) if judged.outcome.value == "known_issue" else None
+        )
         for issue in matching:
             m = found[issue.id]
             m.cases += 1
@@ -114,8 +116,13 @@ def _tree_marker(versions: dict) -> dict:
     if not tree:
         return {}
     source, _, commit = tree.rpartition("@")
-    return {"kind": "tree", "source": source, "commit": commit.removesuffix("+dirty"),
-            "dirty": commit.endswith("+dirty"), "version": versions.get("executorch-tree-version", "")}
+    return {
+        "kind": "tree",
+        "source": source,
+        "commit": commit.removesuffix("+dirty"),
+        "dirty": commit.endswith("+dirty"),
+        "version": versions.get("executorch-tree-version", ""),
+    }
 
 
 def reclassify(r: CaseResult, backend=None) -> CaseResult:
@@ -132,10 +139,24 @@ def reclassify(r: CaseResult, backend=None) -> CaseResult:
     if actual is Outcome.EXPECTED_REJECTION or actual is Outcome.KNOWN_ISSUE:
         return r  # a result from before actual outcomes were kept: nothing to judge again
     reason = r.reason.split(" [a new failure")[0]
-    seen = Observation(actual, reason, r.rule, r.metrics, r.stage, reason, r.error_type,
-                       None if r.error_frames is None else tuple(r.error_frames))
+    seen = Observation(
+        actual,
+        reason,
+        r.rule,
+        r.metrics,
+        r.stage,
+        reason,
+        r.error_type,
+        None if r.error_frames is None else tuple(r.error_frames),
+    )
     family = TARGETS[r.target].family if r.target in TARGETS else "tosa"
     backend = backend if backend is not None else backend_of(r.versions, _tree_marker(r.versions))
     verdict = classify(parse_descriptor(r.descriptor), seen, family, backend)
-    return dataclasses.replace(r, outcome=verdict.outcome, reason=verdict.reason, rejection=verdict.rejection,
-                               issue=verdict.issue, stale=verdict.stale)
+    return dataclasses.replace(
+        r,
+        outcome=verdict.outcome,
+        reason=verdict.reason,
+        rejection=verdict.rejection,
+        issue=verdict.issue,
+        stale=verdict.stale,
+    )

@@ -23,8 +23,8 @@ names the ExecuTorch releases it holds for (`executorch`, PEP 440:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from harness.config import ConvConfig
 from harness.expectations.applies import Backend, Holds, holds, or_current
@@ -64,7 +64,9 @@ class Rejection:
         if nodes is None:
             return self.matches_error(error)
         found = causes(nodes)
-        ours = {op for op, said in found.items() if (not self.subjects or op in self.subjects) and self.matches_error(said)}
+        ours = {
+            op for op, said in found.items() if (not self.subjects or op in self.subjects) and self.matches_error(said)
+        }
         return bool(ours) and all(accounted(op, said) for op, said in found.items() if op not in ours)
 
 
@@ -100,17 +102,18 @@ def _u55_tconv_stride(c: ConvConfig) -> bool:
     if kh > 64 or kh * kw > 4096:
         return True
     stride, (h, w) = tuple(c.stride), c.input_size
-    allowed = stride in ((1, 1), (2, 2)) or (stride == (1, 2) and h == 1 and kh == 1) or (
-        stride == (2, 1) and w == 1 and kw == 1)
+    allowed = (
+        stride in ((1, 1), (2, 2))
+        or (stride == (1, 2) and h == 1 and kh == 1)
+        or (stride == (2, 1) and w == 1 and kw == 1)
+    )
     return not allowed
 
 
 def _tconv_pad_exceeds_kernel(c: ConvConfig) -> bool:
     # TOSA out_pad = (-pad, -pad + output_padding) per dim must stay > -kernel.
     pads = c.explicit_padding()
-    return any(
-        p >= k or p - op >= k for (p, _), op, k in zip(pads, c.output_padding, c.kernel)
-    )
+    return any(p >= k or p - op >= k for (p, _), op, k in zip(pads, c.output_padding, c.kernel))
 
 
 REJECTIONS: tuple[Rejection, ...] = (
@@ -152,8 +155,11 @@ REJECTIONS: tuple[Rejection, ...] = (
         "dynamic-needs-shape-extension",
         "Symbolic spatial dims unsupported (without the TOSA shape extension, a conv whose padding or "
         "input slice depends on a dynamic size is left on the CPU).",
-        lambda c: c.dynamic_spatial and not c.shape_extension
-        and (c.runtime_trim or c.symbolic_slice or c.transposed or c.pool_slice),
+        lambda c: (
+            c.dynamic_spatial
+            and not c.shape_extension
+            and (c.runtime_trim or c.symbolic_slice or c.transposed or c.pool_slice)
+        ),
         error_pattern=r"Symbolic spatial dims unsupported",
         executorch=">=1.5.1",
         subjects=(),

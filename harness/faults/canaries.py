@@ -11,8 +11,9 @@ case can try those first.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the catalog is read (names, relevance) where torch is not loaded: a sweep's parent
     import torch
@@ -170,44 +171,83 @@ def _swap_depth_height(w: torch.Tensor) -> torch.Tensor:
 CANARIES: dict[str, Canary] = {
     c.name: c
     for c in (
-        Canary("pad-off-by-one", "RewriteConvPass._adjust_pad_if_needed",
-               "the trailing pad is trimmed one row too far",
-               _trims, _pad_off_by_one),
-        Canary("depthwise-weight-layout", "RewriteConvPass depthwise branch (HWCM weight)",
-               "the channel multiplier is taken as the major index of the output channels",
-               lambda c: c.is_depthwise and c.depth_multiplier > 1,
-               lambda: _patch_constants("_weight_hwicm", _depthwise_layout)),
-        Canary("per-channel-rescale", "RewriteConvPass.insert_output_rescale",
-               "per-channel output scales applied in reverse channel order",
-               lambda c: c.scheme in ("a8w8", "a16w8"), _per_channel_rescale),
-        Canary("tconv-output-padding", "RewriteConvPass transposed branch (out_pad)",
-               "output padding dropped from TRANSPOSE_CONV2D",
-               lambda c: c.transposed and any(c.output_padding),
-               lambda: _patch_created_nodes("TRANSPOSE_CONV2D", _tconv_out_pad)),
-        Canary("conv1d-stride", "RewriteConvPass rank-1 branch (stride placement)",
-               "a conv1d's stride put on the unit height axis",
-               lambda c: c.rank == 1 and c.stride[0] > 1,
-               lambda: _patch_created_nodes("CONV2D", _conv1d_stride)),
-        Canary("int48-bias", "RewriteConvPass._mark_bias_as_int48_if_needed",
-               "an a16w8 bias not marked INT48",
-               lambda c: c.scheme == "a16w8" and c.bias, _no_int48_bias),
-        Canary("inserted-bias", "RewriteConvPass._add_bias (no bias)",
-               "the bias inserted for a bias-free conv is ones, not zeros",
-               lambda c: not c.bias, lambda: _patch_constants("_bias", _ones)),
-        Canary("grouped-slices", "DecomposeGroupedConvPass._slice_weights",
-               "each group convolved with the next group's weights",
-               lambda c: c.groups > 1 and not c.is_depthwise, _grouped_slices),
-        Canary("slice-from-start", "SizeAdjustInputPass.get_slices_convolution",
-               "the unused input rows are sliced off the start instead of the end",
-               _slices, _slice_from_start),
-        Canary("conv3d-weight-layout", "RewriteConvPass conv3d branch (ODHWI weight)",
-               "depth and height axes of a 3D weight swapped",
-               lambda c: c.rank == 3 and not c.transposed,
-               lambda: _patch_constants("_weight_odhwi", _swap_depth_height)),
-        Canary("fp8-bias", "RewriteConvPass._rewrite_fp8_bias",
-               "the FP16 bias rebuilt for an fp8 conv is zeros",
-               lambda c: c.scheme in FP8_SCHEMES and c.bias,
-               lambda: _patch_constants("_bias_fp16", _zeros)),
+        Canary(
+            "pad-off-by-one",
+            "RewriteConvPass._adjust_pad_if_needed",
+            "the trailing pad is trimmed one row too far",
+            _trims,
+            _pad_off_by_one,
+        ),
+        Canary(
+            "depthwise-weight-layout",
+            "RewriteConvPass depthwise branch (HWCM weight)",
+            "the channel multiplier is taken as the major index of the output channels",
+            lambda c: c.is_depthwise and c.depth_multiplier > 1,
+            lambda: _patch_constants("_weight_hwicm", _depthwise_layout),
+        ),
+        Canary(
+            "per-channel-rescale",
+            "RewriteConvPass.insert_output_rescale",
+            "per-channel output scales applied in reverse channel order",
+            lambda c: c.scheme in ("a8w8", "a16w8"),
+            _per_channel_rescale,
+        ),
+        Canary(
+            "tconv-output-padding",
+            "RewriteConvPass transposed branch (out_pad)",
+            "output padding dropped from TRANSPOSE_CONV2D",
+            lambda c: c.transposed and any(c.output_padding),
+            lambda: _patch_created_nodes("TRANSPOSE_CONV2D", _tconv_out_pad),
+        ),
+        Canary(
+            "conv1d-stride",
+            "RewriteConvPass rank-1 branch (stride placement)",
+            "a conv1d's stride put on the unit height axis",
+            lambda c: c.rank == 1 and c.stride[0] > 1,
+            lambda: _patch_created_nodes("CONV2D", _conv1d_stride),
+        ),
+        Canary(
+            "int48-bias",
+            "RewriteConvPass._mark_bias_as_int48_if_needed",
+            "an a16w8 bias not marked INT48",
+            lambda c: c.scheme == "a16w8" and c.bias,
+            _no_int48_bias,
+        ),
+        Canary(
+            "inserted-bias",
+            "RewriteConvPass._add_bias (no bias)",
+            "the bias inserted for a bias-free conv is ones, not zeros",
+            lambda c: not c.bias,
+            lambda: _patch_constants("_bias", _ones),
+        ),
+        Canary(
+            "grouped-slices",
+            "DecomposeGroupedConvPass._slice_weights",
+            "each group convolved with the next group's weights",
+            lambda c: c.groups > 1 and not c.is_depthwise,
+            _grouped_slices,
+        ),
+        Canary(
+            "slice-from-start",
+            "SizeAdjustInputPass.get_slices_convolution",
+            "the unused input rows are sliced off the start instead of the end",
+            _slices,
+            _slice_from_start,
+        ),
+        Canary(
+            "conv3d-weight-layout",
+            "RewriteConvPass conv3d branch (ODHWI weight)",
+            "depth and height axes of a 3D weight swapped",
+            lambda c: c.rank == 3 and not c.transposed,
+            lambda: _patch_constants("_weight_odhwi", _swap_depth_height),
+        ),
+        Canary(
+            "fp8-bias",
+            "RewriteConvPass._rewrite_fp8_bias",
+            "the FP16 bias rebuilt for an fp8 conv is zeros",
+            lambda c: c.scheme in FP8_SCHEMES and c.bias,
+            lambda: _patch_constants("_bias_fp16", _zeros),
+        ),
     )
 }
 

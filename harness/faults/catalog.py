@@ -10,12 +10,12 @@ turns the name into a fault that `harness.faults.load` installs.
 from __future__ import annotations
 
 import importlib.util
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from harness.config import ConfigError
 from harness.faults.operators import Mutant, count, mutants
-from harness.policy.mutation import PACKAGE, MODULES
+from harness.policy.mutation import MODULES, PACKAGE
 
 PREFIX = "mutant:"
 
@@ -30,12 +30,12 @@ def source_file(module: str) -> Path:
     return Path(list(spec.submodule_search_locations)[0]) / MODULES[module]
 
 
-@lru_cache(maxsize=None)
+@cache
 def mutants_of(module: str) -> tuple[Mutant, ...]:
     return tuple(mutants(source_file(module).read_text(), MODULES[module]))
 
 
-@lru_cache(maxsize=None)
+@cache
 def count_of(module: str) -> int:
     return count(source_file(module).read_text())
 

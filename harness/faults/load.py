@@ -14,8 +14,8 @@ from __future__ import annotations
 import functools
 import importlib
 import types
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from harness.faults.operators import mutant_tree
 

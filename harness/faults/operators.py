@@ -22,7 +22,7 @@ all of the above so that adding them moved no earlier mutant's index:
 * `keyword` (mutmut's keyword mutation): True <-> False, break <-> continue
 * `zero-iteration` (cosmic-ray's ZeroIterationForLoop): `for x in xs` -> `for x in []`
 * `except` (cosmic-ray's exception replacer): the handler catches nothing (`except ():`)
-* `string` (mutmut's string mutation): "s" -> "XXsXX", except a message (see `_messages`)
+* `string` (mutmut's string mutation): "s" -> "XXsXX", except a message (see `messages`)
 * `arg-none` (mutmut 3's argument mutation): one positional argument of a call -> None (a keyword argument is
   dropped by `drop-arg`, which gives its default: None for most, so `kw=None` would repeat that mutant)
 
@@ -41,15 +41,35 @@ import contextlib
 import difflib
 from dataclasses import dataclass
 
-_COMPARE = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq,
-            ast.NotEq: ast.Eq, ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.In: ast.NotIn, ast.NotIn: ast.In}
+from harness.faults import syntax
+
+_COMPARE = {
+    ast.Lt: ast.LtE,
+    ast.LtE: ast.Lt,
+    ast.Gt: ast.GtE,
+    ast.GtE: ast.Gt,
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.Is: ast.IsNot,
+    ast.IsNot: ast.Is,
+    ast.In: ast.NotIn,
+    ast.NotIn: ast.In,
+}
 _ARITH = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.FloorDiv, ast.FloorDiv: ast.Mult}
-_ARITH_MORE = {ast.Mult: ast.Div, ast.Div: ast.Mult, ast.FloorDiv: ast.Div, ast.Mod: ast.Div, ast.Pow: ast.Mult,
-               ast.LShift: ast.RShift, ast.RShift: ast.LShift, ast.BitAnd: ast.BitOr, ast.BitOr: ast.BitAnd,
-               ast.BitXor: ast.BitAnd}
+_ARITH_MORE = {
+    ast.Mult: ast.Div,
+    ast.Div: ast.Mult,
+    ast.FloorDiv: ast.Div,
+    ast.Mod: ast.Div,
+    ast.Pow: ast.Mult,
+    ast.LShift: ast.RShift,
+    ast.RShift: ast.LShift,
+    ast.BitAnd: ast.BitOr,
+    ast.BitOr: ast.BitAnd,
+    ast.BitXor: ast.BitAnd,
+}
 _COMPARE_FLIP = {ast.Lt: ast.Gt, ast.Gt: ast.Lt, ast.LtE: ast.GtE, ast.GtE: ast.LtE}
 _UNARY = {ast.USub: ast.Invert, ast.Invert: ast.USub, ast.UAdd: ast.USub}
-_LOG_CALLS = {"debug", "info", "warning", "warn", "error", "exception", "critical", "log"}
 _NON_COMMUTATIVE = (ast.Sub, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.LShift, ast.RShift)
 
 
@@ -66,34 +86,17 @@ class Mutant:
     column: int = 0  # 1-based column of the changed node: tells apart the same change made twice on one line
 
 
-def _functions(tree: ast.Module) -> list[tuple[str, ast.AST]]:
-    """(qualname, node) of every top-level function and method of a top-level class."""
-    out = []
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            out.append((node.name, node))
-        elif isinstance(node, ast.ClassDef):
-            out.extend((f"{node.name}.{m.name}", m) for m in node.body
-                       if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)))
-    return out
-
-
-def _body_nodes(fn: ast.AST) -> list[ast.AST]:
-    """Nodes of the function's body (not its signature, decorators or nested defs' own lists)."""
-    nodes = []
-    for stmt in fn.body:
-        nodes.extend(ast.walk(stmt))
-    return nodes
-
-
 def _changes(node: ast.AST, parent_body_has: bool) -> list[tuple[str, str]]:
     """(operator, what) pairs applicable at `node`."""
     out = []
     if isinstance(node, ast.Constant) and type(node.value) is int:
         out += [("const", f"{node.value} -> {node.value + 1}"), ("const", f"{node.value} -> {node.value - 1}")]
     elif isinstance(node, ast.Compare):
-        out += [("compare", f"{type(op).__name__} -> {_COMPARE[type(op)].__name__}") for op in node.ops
-                if type(op) in _COMPARE]
+        out += [
+            ("compare", f"{type(op).__name__} -> {_COMPARE[type(op)].__name__}")
+            for op in node.ops
+            if type(op) in _COMPARE
+        ]
     elif isinstance(node, ast.BoolOp):
         out.append(("bool", "and -> or" if isinstance(node.op, ast.And) else "or -> and"))
     elif isinstance(node, ast.BinOp):
@@ -109,8 +112,10 @@ def _changes(node: ast.AST, parent_body_has: bool) -> list[tuple[str, str]]:
         if len(node.args) > 1:
             out.append(("drop-arg", "last positional"))
         out += [("drop-arg", f"{kw.arg}=") for kw in node.keywords if kw.arg]
-    if parent_body_has and (isinstance(node, (ast.Expr, ast.AugAssign)) or (
-            isinstance(node, ast.Assign) and all(isinstance(t, (ast.Attribute, ast.Subscript)) for t in node.targets))):
+    if parent_body_has and (
+        isinstance(node, (ast.Expr, ast.AugAssign))
+        or (isinstance(node, ast.Assign) and all(isinstance(t, (ast.Attribute, ast.Subscript)) for t in node.targets))
+    ):
         if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)):  # not a docstring
             out.append(("drop-stmt", type(node).__name__))
     return out
@@ -123,8 +128,11 @@ def _more_changes(node: ast.AST, messages: set[int]) -> list[tuple[str, str]]:
     if isinstance(node, ast.BinOp) and type(node.op) in _ARITH_MORE:
         out.append(("arith", f"{name(node.op)} -> {_ARITH_MORE[type(node.op)].__name__}"))
     elif isinstance(node, ast.Compare):
-        out += [("compare", f"{name(op)} -> {_COMPARE_FLIP[type(op)].__name__}") for op in node.ops
-                if type(op) in _COMPARE_FLIP]
+        out += [
+            ("compare", f"{name(op)} -> {_COMPARE_FLIP[type(op)].__name__}")
+            for op in node.ops
+            if type(op) in _COMPARE_FLIP
+        ]
     elif isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
         out.append(("unary", f"{name(node.op)} -> {_UNARY[type(node.op)].__name__}"))
     elif isinstance(node, ast.Constant) and type(node.value) is bool:
@@ -138,28 +146,15 @@ def _more_changes(node: ast.AST, messages: set[int]) -> list[tuple[str, str]]:
     elif isinstance(node, ast.Constant) and type(node.value) is str and id(node) not in messages:
         out.append(("string", f"{node.value!r} -> {'XX' + node.value + 'XX'!r}"))
     elif isinstance(node, ast.Call):
-        cast = getattr(node.func, "id", getattr(node.func, "attr", None)) == "cast"  # its type: see _type_expressions
-        out += [("arg-none", f"arg {i} -> None") for i, a in enumerate(node.args)
-                if not isinstance(a, ast.Starred) and not (isinstance(a, ast.Constant) and a.value is None)
-                and not (cast and i == 0)]
+        cast = getattr(node.func, "id", getattr(node.func, "attr", None)) == "cast"  # its type: see type_expressions
+        out += [
+            ("arg-none", f"arg {i} -> None")
+            for i, a in enumerate(node.args)
+            if not isinstance(a, ast.Starred)
+            and not (isinstance(a, ast.Constant) and a.value is None)
+            and not (cast and i == 0)
+        ]
     return out
-
-
-def _messages(fn: ast.AST) -> set[int]:
-    """ids of the string constants that only make a message: a docstring or other bare string statement, the
-    parts of an f-string, and any string inside a `raise`, an `assert`'s message or a logging/warnings call.
-    A message changes what a person reads, not what the pass computes, so `string` leaves them alone."""
-    ids: set[int] = set()
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
-            ids.add(id(node.value))
-        elif isinstance(node, ast.JoinedStr) or isinstance(node, ast.Raise):
-            ids |= {id(n) for n in ast.walk(node)}
-        elif isinstance(node, ast.Assert) and node.msg is not None:
-            ids |= {id(n) for n in ast.walk(node.msg)}
-        elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) in _LOG_CALLS:
-            ids |= {id(n) for a in [*node.args, *(k.value for k in node.keywords)] for n in ast.walk(a)}
-    return ids
 
 
 def _apply(node: ast.AST, operator: str, what: str) -> ast.AST:
@@ -201,82 +196,38 @@ def _apply(node: ast.AST, operator: str, what: str) -> ast.AST:
     return node
 
 
-def _statements(fn: ast.AST) -> set[int]:
-    """ids of the nodes that sit directly in a statement list inside the function."""
-    ids = set()
-    for node in ast.walk(fn):
-        for field in ("body", "orelse", "finalbody"):
-            stmts = getattr(node, field, None)
-            for stmt in stmts if isinstance(stmts, list) else []:
-                if isinstance(stmt, ast.stmt):
-                    ids.add(id(stmt))
-    return ids
-
-
-_COMPOUND = (ast.If, ast.While, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.Try, ast.Match)
-
-
-def _spans(fn: ast.AST) -> dict[int, tuple[int, int]]:
-    """id(node) -> the lines of the innermost statement around it: a simple statement whole, a compound
-    one's header only (an `if`'s test, not its body). A mutant changes behaviour only if one of those
-    lines runs: the sound test of whether a case reaches it (a constant folded into a tuple on another
-    line of the statement, a multi-line call, still count)."""
-    spans: dict[int, tuple[int, int]] = {}
-
-    def visit(node: ast.AST, span: tuple[int, int]) -> None:
-        if isinstance(node, ast.stmt):
-            end = node.end_lineno or node.lineno
-            if isinstance(node, _COMPOUND):
-                inner = getattr(node, "body", None) or [c.pattern for c in getattr(node, "cases", [])]
-                first = min((s.lineno for s in inner), default=end + 1)
-                end = max(node.lineno, first - 1)
-            span = (node.lineno, end)
-        elif isinstance(node, ast.ExceptHandler):  # its `except` line runs only when the try body raises
-            span = (node.lineno, max(node.lineno, node.body[0].lineno - 1))
-        spans[id(node)] = span
-        for child in ast.iter_child_nodes(node):
-            visit(child, span)
-
-    for stmt in fn.body:
-        visit(stmt, (stmt.lineno, stmt.end_lineno or stmt.lineno))
-    return spans
-
-
-def _type_expressions(fn: ast.AST) -> set[int]:
-    """ids of the nodes that only name a type: a local variable's annotation and `cast`'s first argument.
-    Python never evaluates the one and `cast` returns its value unchanged, so a change there is
-    equivalent by construction: not a mutant."""
-    ids: set[int] = set()
-    for node in ast.walk(fn):
-        if isinstance(node, ast.AnnAssign):
-            ids |= {id(n) for n in ast.walk(node.annotation)}
-        elif isinstance(node, ast.Call) and node.args and (
-                getattr(node.func, "id", None) == "cast" or getattr(node.func, "attr", None) == "cast"):
-            ids |= {id(n) for n in ast.walk(node.args[0])}
-    return ids
-
-
 def _points(tree: ast.Module) -> list[tuple[str, int, str, str, int, tuple[int, int], int]]:
     """(function, node number in walk order, operator, what, line, lines that run it, column) for every mutation
     point."""
     out = []
-    functions = [(name, fn, _statements(fn), _spans(fn), _type_expressions(fn), _messages(fn))
-                 for name, fn in _functions(tree)]  # each function read once for both passes below
+    functions = [
+        (name, fn, syntax.statements(fn), syntax.spans(fn), syntax.type_expressions(fn), syntax.messages(fn))
+        for name, fn in syntax.functions(tree)
+    ]  # each function read once for both passes below
     for more in (False, True):  # the later classes after all of the first ones: no earlier index moves
         for name, fn, statements, spans, types, messages in functions:
-            for number, node in enumerate(_body_nodes(fn)):
+            for number, node in enumerate(syntax.body_nodes(fn)):
                 if id(node) in types:
                     continue
                 changes = _more_changes(node, messages) if more else _changes(node, id(node) in statements)
                 for operator, what in changes:
                     line = getattr(node, "lineno", fn.lineno)
-                    out.append((name, number, operator, what, line, spans.get(id(node), (line, line)),
-                                getattr(node, "col_offset", -1) + 1))
+                    out.append(
+                        (
+                            name,
+                            number,
+                            operator,
+                            what,
+                            line,
+                            spans.get(id(node), (line, line)),
+                            getattr(node, "col_offset", -1) + 1,
+                        )
+                    )
     return out
 
 
 def _replace(fn: ast.AST, number: int, operator: str, what: str) -> None:
-    target = _body_nodes(fn)[number]
+    target = syntax.body_nodes(fn)[number]
     new = _apply(target, operator, what)
     if new is target:
         return
@@ -293,10 +244,14 @@ def _applied(fn: ast.AST, number: int, operator: str, what: str):
     """`fn` with one mutation applied while the block runs, as it was after it (a deep copy of a long function
     per mutant cost ~90% of listing a pass's mutants). `_apply` only rebinds the node's fields and `_replace`
     only swaps a statement in its list, so saving those is enough."""
-    target = _body_nodes(fn)[number]
+    target = syntax.body_nodes(fn)[number]
     fields = dict(target.__dict__)
-    lists = [stmts for node in ast.walk(fn) for field in ("body", "orelse", "finalbody")
-             if isinstance(stmts := getattr(node, field, None), list) and any(s is target for s in stmts)]
+    lists = [
+        stmts
+        for node in ast.walk(fn)
+        for field in ("body", "orelse", "finalbody")
+        if isinstance(stmts := getattr(node, field, None), list) and any(s is target for s in stmts)
+    ]
     saved = [(stmts, stmts[:]) for stmts in lists]
     try:
         _replace(fn, number, operator, what)
@@ -308,10 +263,12 @@ def _applied(fn: ast.AST, number: int, operator: str, what: str):
             stmts[:] = items
 
 
-def mutated_function(source: str, mutant_function: str, number: int, operator: str, what: str) -> tuple[ast.Module, str, str]:
+def mutated_function(
+    source: str, mutant_function: str, number: int, operator: str, what: str
+) -> tuple[ast.Module, str, str]:
     """(the mutated module tree, the function's source before, after)."""
     tree = ast.parse(source)
-    fn = dict(_functions(tree))[mutant_function]
+    fn = dict(syntax.functions(tree))[mutant_function]
     before = ast.unparse(fn)
     _replace(fn, number, operator, what)
     ast.fix_missing_locations(tree)
@@ -322,7 +279,7 @@ def mutants(source: str, file: str) -> list[Mutant]:
     """Every mutant of `source` (the text of `file`), in a stable order; a mutation point whose change
     leaves the source as it was is skipped (its index stays unused)."""
     tree = ast.parse(source)
-    functions = dict(_functions(tree))
+    functions = dict(syntax.functions(tree))
     out = []
     befores: dict[str, str] = {}
     for index, (function, number, operator, what, line, lines, column) in enumerate(_points(tree)):
@@ -332,8 +289,15 @@ def mutants(source: str, file: str) -> list[Mutant]:
             after = ast.unparse(ast.fix_missing_locations(fn))
         if after == before:  # e.g. swapping two equal elements: the same program, not a mutant
             continue
-        diff = "".join(difflib.unified_diff(before.splitlines(True), after.splitlines(True),
-                                            f"{file}:{function}", f"{file}:{function} (mutant {index})", n=1))
+        diff = "".join(
+            difflib.unified_diff(
+                before.splitlines(True),
+                after.splitlines(True),
+                f"{file}:{function}",
+                f"{file}:{function} (mutant {index})",
+                n=1,
+            )
+        )
         out.append(Mutant(file, function, index, line, operator, what, diff, lines, column))
     return out
 

@@ -121,8 +121,10 @@ class History(contextlib.AbstractContextManager):
         if not tables:
             return 0
         if "meta" not in tables:
-            raise HistoryError(f"{self.path} is an SQLite database, but not a harness history (no meta table; "
-                               f"tables: {', '.join(sorted(tables))})")
+            raise HistoryError(
+                f"{self.path} is an SQLite database, but not a harness history (no meta table; "
+                f"tables: {', '.join(sorted(tables))})"
+            )
         row = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         if row is None or not str(row[0]).isdigit():
             raise HistoryError(f"{self.path} has no valid schema version")
@@ -133,8 +135,10 @@ class History(contextlib.AbstractContextManager):
         try:
             version = self._version()
             if version > SCHEMA_VERSION:
-                raise HistoryError(f"{self.path} has history schema version {version}; this harness knows "
-                                   f"versions up to {SCHEMA_VERSION}: use a newer harness")
+                raise HistoryError(
+                    f"{self.path} has history schema version {version}; this harness knows "
+                    f"versions up to {SCHEMA_VERSION}: use a newer harness"
+                )
             if version == 0:
                 self._db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
             for v in range(version, SCHEMA_VERSION):
@@ -153,7 +157,9 @@ class History(contextlib.AbstractContextManager):
         d = asdict(run)
         d["versions"] = json.dumps(run.versions, sort_keys=True)
         columns = ", ".join(d)
-        self._db.execute(f"INSERT OR IGNORE INTO runs ({columns}) VALUES ({', '.join('?' * len(d))})", tuple(d.values()))
+        self._db.execute(
+            f"INSERT OR IGNORE INTO runs ({columns}) VALUES ({', '.join('?' * len(d))})", tuple(d.values())
+        )
 
     def record(self, result: CaseResult) -> None:
         """One case's result, in its own transaction (a later write of the same case replaces it)."""
@@ -161,8 +167,19 @@ class History(contextlib.AbstractContextManager):
 
     @staticmethod
     def _row(r: CaseResult) -> tuple:
-        return (r.run_id, r.descriptor, r.seed, r.outcome.value, r.actual_outcome, r.issue, r.rule, int(r.green),
-                r.timings_s.get("total"), r.to_json(), time.time())
+        return (
+            r.run_id,
+            r.descriptor,
+            r.seed,
+            r.outcome.value,
+            r.actual_outcome,
+            r.issue,
+            r.rule,
+            int(r.green),
+            r.timings_s.get("total"),
+            r.to_json(),
+            time.time(),
+        )
 
     def reopen_run(self, run_id: str, part: str = "") -> None:
         """A resumed run is running again (`sweep --resume`), writing first to `part`."""
@@ -183,8 +200,10 @@ class History(contextlib.AbstractContextManager):
             self._db.execute("INSERT OR IGNORE INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", self._row(r))
 
     def finish_run(self, run_id: str, status: str = COMPLETE, ended: float | None = None) -> None:
-        self._db.execute("UPDATE runs SET ended = ?, status = ? WHERE run_id = ?",
-                         (ended if ended is not None else time.time(), status, run_id))
+        self._db.execute(
+            "UPDATE runs SET ended = ?, status = ? WHERE run_id = ?",
+            (ended if ended is not None else time.time(), status, run_id),
+        )
 
     def delete_run(self, run_id: str) -> None:
         with self._db:
@@ -217,18 +236,24 @@ class History(contextlib.AbstractContextManager):
         if like is not None:
             where = "WHERE tier = ? AND target = ? AND filter = ? AND shard = ? AND random = ?"
             args = [like.tier, like.target, like.filter, like.shard, like.random]
-        query = f"SELECT * FROM runs {where} ORDER BY started DESC" + (f" LIMIT {int(limit)}" if limit and like is None else "")
+        query = f"SELECT * FROM runs {where} ORDER BY started DESC" + (
+            f" LIMIT {int(limit)}" if limit and like is None else ""
+        )
         out = []
         for row in self._db.execute(query, args).fetchall():
             run = self._run_info(row)
             if like is not None and backend_label(run.versions) != backend_label(like.versions):
                 continue
             self.reconcile(run)
-            counts = dict(self._db.execute("SELECT outcome, COUNT(*) FROM results WHERE run_id = ? GROUP BY outcome",
-                                           (run.run_id,)).fetchall())
+            counts = dict(
+                self._db.execute(
+                    "SELECT outcome, COUNT(*) FROM results WHERE run_id = ? GROUP BY outcome", (run.run_id,)
+                ).fetchall()
+            )
             cases, green, seconds = self._db.execute(
                 "SELECT COUNT(*), COALESCE(SUM(green), 0), COALESCE(SUM(total_s), 0) FROM results WHERE run_id = ?",
-                (run.run_id,)).fetchone()
+                (run.run_id,),
+            ).fetchone()
             out.append(RunSummary(run, counts, cases, green, seconds))
             if limit and len(out) >= limit:
                 break
@@ -241,7 +266,11 @@ class History(contextlib.AbstractContextManager):
         if ref not in ("last", "last-green"):
             return self.run(ref).run_id
         for s in self.summaries(like=like):
-            if s.run.status != COMPLETE or (before is not None and s.run.started >= before) or s.run.run_id == excluding:
+            if (
+                s.run.status != COMPLETE
+                or (before is not None and s.run.started >= before)
+                or s.run.run_id == excluding
+            ):
                 continue
             if ref == "last" or s.all_green:
                 return s.run.run_id

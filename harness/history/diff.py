@@ -66,8 +66,10 @@ class Diff:
         return bool(self.new_failures or self.drift or [n for _, n in self.flakes if not n.green])
 
     def counts(self) -> dict[str, int]:
-        return {k: len(getattr(self, k)) for k in ("new_failures", "fixed", "changed", "added", "removed", "stale",
-                                                     "drift", "flakes")}
+        return {
+            k: len(getattr(self, k))
+            for k in ("new_failures", "fixed", "changed", "added", "removed", "stale", "drift", "flakes")
+        }
 
 
 def _numbers(r: CaseResult) -> dict[str, float]:
@@ -95,8 +97,13 @@ def _fingerprint(results: list[CaseResult]) -> set[tuple]:
     return {(json.dumps(r.versions, sort_keys=True), r.seed, r.target, r.canary) for r in results}
 
 
-def diff(base: list[CaseResult], new: list[CaseResult], base_label: str = "base", new_label: str = "new",
-         interrupted: bool = False) -> Diff:
+def diff(
+    base: list[CaseResult],
+    new: list[CaseResult],
+    base_label: str = "base",
+    new_label: str = "new",
+    interrupted: bool = False,
+) -> Diff:
     """What changed from `base` to `new`; `interrupted`: `new` stopped early, so a base case it lacks was not
     reached, not removed."""
     d = Diff(base_label, new_label)

@@ -25,8 +25,9 @@ def _one(values: set, what: str, source: str):
     return next(iter(values))
 
 
-def run_of(results: list[CaseResult], source: str, tier: str, run_id: str | None = None,
-           ended: float | None = None) -> RunInfo:
+def run_of(
+    results: list[CaseResult], source: str, tier: str, run_id: str | None = None, ended: float | None = None
+) -> RunInfo:
     """The run a list of results makes: one seed, target, canary and set of versions, or HistoryError."""
     if not results:
         raise HistoryError(f"{source} holds no results")
@@ -36,8 +37,19 @@ def run_of(results: list[CaseResult], source: str, tier: str, run_id: str | None
     versions = json.loads(_one({json.dumps(r.versions, sort_keys=True) for r in results}, "versions", source))
     total = sum(r.timings_s.get("total", 0.0) for r in results)
     ended = ended if ended is not None else 0.0
-    return RunInfo(run_id or new_run_id(), tier, seed, target, canary=canary, expected=len(results),
-                   started=ended - total, ended=ended, status=COMPLETE, versions=versions, command=f"import {source}")
+    return RunInfo(
+        run_id or new_run_id(),
+        tier,
+        seed,
+        target,
+        canary=canary,
+        expected=len(results),
+        started=ended - total,
+        ended=ended,
+        status=COMPLETE,
+        versions=versions,
+        command=f"import {source}",
+    )
 
 
 def import_results(history: History, path: str | os.PathLike, tier: str = "imported") -> RunInfo:
@@ -68,8 +80,13 @@ class MergeReport:
     gaps: list[str] | None = None  # cases of the tier no shard has (None: the tier was not given)
 
 
-def merge_shards(parts: list[str], out: str | os.PathLike, expected: list[str] | None = None,
-                 tier: str = "merged", seed: int | None = None) -> MergeReport:
+def merge_shards(
+    parts: list[str],
+    out: str | os.PathLike,
+    expected: list[str] | None = None,
+    tier: str = "merged",
+    seed: int | None = None,
+) -> MergeReport:
     """Merge shard results files into `out`, in tier order where `expected` gives it; with `seed`,
     refuse shards that ran another one."""
     per_part = {p: read_results(p) for p in parts}

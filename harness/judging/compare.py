@@ -67,7 +67,11 @@ def quantize_output(x: torch.Tensor, scale: float, zero_point: int, qmin: int, q
 def lsb(out_q: np.ndarray, ref_q: np.ndarray, max_lsb: int = MAX_LSB_EXACT) -> RuleCheck:
     """Pass when every element is within `max_lsb` codes of the reference."""
     if out_q.shape != ref_q.shape:
-        return RuleCheck(False, {"shape": list(out_q.shape), "ref_shape": list(ref_q.shape)}, "output shape differs from the reference")
+        return RuleCheck(
+            False,
+            {"shape": list(out_q.shape), "ref_shape": list(ref_q.shape)},
+            "output shape differs from the reference",
+        )
     diff = np.abs(out_q - ref_q)
     worst = _argmax(diff)
     worst_lsb = int(diff[worst]) if diff.size else 0
@@ -105,8 +109,9 @@ def dot_product_errors(out: torch.Tensor, ref: torch.Tensor, bnd: torch.Tensor, 
     return np.where(overflow | (b == 0), 0.0, err)
 
 
-def dot_product_abs_limits(ref: torch.Tensor, bnd: torch.Tensor, ks: int, has_bias: bool, fmt: str,
-                           acc: str = "fp32", roundings: int = 0) -> np.ndarray:
+def dot_product_abs_limits(
+    ref: torch.Tensor, bnd: torch.Tensor, ks: int, has_bias: bool, fmt: str, acc: str = "fp32", roundings: int = 0
+) -> np.ndarray:
     """The rule's per-element limit on |out - ref| in the output's own units: the |err| limit times
     max(bnd * 2^(-1-nf), smallest normal); 0 where bnd is 0, infinite where the bound overflows."""
     nf, normal_min = FP_FORMATS[fmt]
@@ -140,7 +145,9 @@ def dot_product(
     where bnd*(1 + 2^(-1-nf)) overflows the format there is no limit.
     """
     if tuple(out.shape) != tuple(ref.shape):
-        return RuleCheck(False, {"shape": list(out.shape), "ref_shape": list(ref.shape)}, "output shape differs from the reference")
+        return RuleCheck(
+            False, {"shape": list(out.shape), "ref_shape": list(ref.shape)}, "output shape differs from the reference"
+        )
     o, r, b = (t.double().numpy() for t in (out, ref, bnd))
     k = ksb(ks, has_bias, fmt, acc, roundings)
     limit = dot_product_limit(ks, has_bias, fmt, acc, roundings)
@@ -201,7 +208,14 @@ def cast_limits(
 
 
 def dot_product_cast(
-    out: torch.Tensor, ref: torch.Tensor, bnd: torch.Tensor, ks: int, has_bias: bool, fmt: str, acc: str, conv: str,
+    out: torch.Tensor,
+    ref: torch.Tensor,
+    bnd: torch.Tensor,
+    ks: int,
+    has_bias: bool,
+    fmt: str,
+    acc: str,
+    conv: str,
     roundings: int = 0,
 ) -> RuleCheck:
     """An fp8 conv: TOSA computes it into a tensor of format `conv` (fp16), where
@@ -210,7 +224,9 @@ def dot_product_cast(
     is 0 the output must be exactly 0. The rule's variance test is about the
     fp16 values, which the CAST hides, so it is not applied."""
     if tuple(out.shape) != tuple(ref.shape):
-        return RuleCheck(False, {"shape": list(out.shape), "ref_shape": list(ref.shape)}, "output shape differs from the reference")
+        return RuleCheck(
+            False, {"shape": list(out.shape), "ref_shape": list(ref.shape)}, "output shape differs from the reference"
+        )
     o, r, b = (t.double().numpy() for t in (out, ref, bnd))
     limits = cast_limits(ref, bnd, ks, has_bias, fmt, acc, conv, roundings)
     ratio = np.where(np.isinf(limits), 0.0, np.abs(o - r) / limits)
@@ -226,13 +242,20 @@ def dot_product_cast(
         "n_zero_bound_violations": int(np.count_nonzero(zero_violations)),
         "n_total": int(o.size),
         "max_abs_diff": float(np.max(np.abs(o - r))) if o.size else 0.0,
-        "worst": {**element(worst), "out": float(o[worst]), "ref": float(r[worst]), "bnd": float(b[worst]),
-                  "limit": float(limits[worst])},
+        "worst": {
+            **element(worst),
+            "out": float(o[worst]),
+            "ref": float(r[worst]),
+            "bnd": float(b[worst]),
+            "limit": float(limits[worst]),
+        },
     }
     reasons = []
     if n_over:
-        reasons.append(f"{n_over} element(s) beyond the {conv} conv limit plus one rounding to {fmt} "
-                       f"(max {metrics['max_err']:.3g} limits)")
+        reasons.append(
+            f"{n_over} element(s) beyond the {conv} conv limit plus one rounding to {fmt} "
+            f"(max {metrics['max_err']:.3g} limits)"
+        )
     if metrics["n_zero_bound_violations"]:
         reasons.append(f"{metrics['n_zero_bound_violations']} element(s) non-zero where the bound is 0")
     return RuleCheck(not reasons, metrics, "; ".join(reasons))
@@ -273,8 +296,10 @@ def degenerate_reason(
         high = int(np.sum(values >= qmax))
         clamp_share = (max(low - 1, 0) + max(high - 1, 0)) / values.size
         if clamp_share > DEGENERATE_CLAMP_SHARE:
-            return (f"{clamp_share:.0%} of the reference output is clamped to [{qmin}, {qmax}] beyond the one element "
-                    "at each rail that calibration puts there")
+            return (
+                f"{clamp_share:.0%} of the reference output is clamped to [{qmin}, {qmax}] beyond the one element "
+                "at each rail that calibration puts there"
+            )
     return ""
 
 

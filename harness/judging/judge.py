@@ -74,8 +74,11 @@ class Judge:
         self.scheme = SCHEMES[config.scheme]
         self.model = model
         self.context = model.context
-        self.acc = min((a.lower() for a in acc_types if a.lower() in compare.FP_FORMATS),
-                       key=lambda a: compare.FP_FORMATS[a][0], default="fp32")
+        self.acc = min(
+            (a.lower() for a in acc_types if a.lower() in compare.FP_FORMATS),
+            key=lambda a: compare.FP_FORMATS[a][0],
+            default="fp32",
+        )
         self.inputs = tensors.inputs
         self.eager = oracles.eager_fp32(model, tensors.inputs)
         self.border = border_mask(config).numpy()
@@ -117,15 +120,26 @@ class Judge:
 
     def judge(self, output: torch.Tensor) -> Judgement:
         if tuple(output.shape) != tuple(self.eager.shape):
-            rule = "int-exact" if self.int_ref is not None else "int-fake-quant" if self.config.is_quantized \
+            rule = (
+                "int-exact"
+                if self.int_ref is not None
+                else "int-fake-quant"
+                if self.config.is_quantized
                 else self.scheme.rule
-            return Judgement(Outcome.MISMATCH, rule, f"output shape {list(output.shape)} differs from the "
-                             f"reference's {list(self.eager.shape)}",
-                             {"shape": list(output.shape), "ref_shape": list(self.eager.shape)})
+            )
+            return Judgement(
+                Outcome.MISMATCH,
+                rule,
+                f"output shape {list(output.shape)} differs from the reference's {list(self.eager.shape)}",
+                {"shape": list(output.shape), "ref_shape": list(self.eager.shape)},
+            )
         j = self._judge_int(output) if self.config.is_quantized else self._judge_float(output)
         if not self.context.conv_layout and "worst" in j.metrics:  # coordinates of a non-conv layout
             w = j.metrics["worst"]
-            j.metrics["worst"] = {"index": [w["n"], w["c"], *w["pos"]], **{k: v for k, v in w.items() if k not in ("n", "c", "pos")}}
+            j.metrics["worst"] = {
+                "index": [w["n"], w["c"], *w["pos"]],
+                **{k: v for k, v in w.items() if k not in ("n", "c", "pos")},
+            }
         return j
 
     def expectation(self) -> Expectation:
@@ -143,14 +157,20 @@ class Judge:
             expected = self.ref64.to(scheme_dtype(self.config.scheme)).double().numpy()
             return Expectation(expected, np.zeros(expected.shape), "the exactly rounded result (exact data)")
         if s.rule == DOT_PRODUCT_CAST_RULE:
-            limit = compare.cast_limits(self.ref64, self.bound, ks, self.has_bias, s.name, self.acc, s.conv_format,
-                                        self.roundings)
+            limit = compare.cast_limits(
+                self.ref64, self.bound, ks, self.has_bias, s.name, self.acc, s.conv_format, self.roundings
+            )
         else:
-            limit = compare.dot_product_abs_limits(self.ref64, self.bound, ks, self.has_bias, s.name, self.acc,
-                                                   self.roundings)
-        return Expectation(self.ref64.numpy(), limit, f"the TOSA DOT_PRODUCT rule's per-element limit for {s.name} "
-                           f"with a {self.acc} accumulator, against fp64 (KS {ks}, "
-                           f"{self.roundings} further roundings)")
+            limit = compare.dot_product_abs_limits(
+                self.ref64, self.bound, ks, self.has_bias, s.name, self.acc, self.roundings
+            )
+        return Expectation(
+            self.ref64.numpy(),
+            limit,
+            f"the TOSA DOT_PRODUCT rule's per-element limit for {s.name} "
+            f"with a {self.acc} accumulator, against fp64 (KS {ks}, "
+            f"{self.roundings} further roundings)",
+        )
 
     def _localize(self, metrics: dict, diff: np.ndarray) -> None:
         if self.context.conv_layout and diff.shape[2:] == self.border.shape and diff.any():
@@ -189,8 +209,11 @@ class Judge:
             reasons.append(f"SQNR {sqnr:.1f} dB against fp32 is below the {floor:.0f} dB floor")
         metrics["clamp_share"] = round(float(np.mean((self.reference <= oq.qmin) | (self.reference >= oq.qmax))), 4)
         if self.int_ref is not None:
-            metrics["rescale"] = {"bits": self.int_ref.bits, "multipliers": list(self.int_ref.multipliers[:4]),
-                                  "shifts": list(self.int_ref.shifts[:4])}
+            metrics["rescale"] = {
+                "bits": self.int_ref.bits,
+                "multipliers": list(self.int_ref.multipliers[:4]),
+                "shifts": list(self.int_ref.shifts[:4]),
+            }
         if reasons:
             fitted = replays.fits(self.config, self.quantized, self.inputs, out, self.tolerance)
             if fitted:  # which registered mechanisms this wrong output is (harness.judging.replays)
@@ -213,7 +236,9 @@ class Judge:
             if exact_rule:
                 rule += "-exact"
                 if metrics["n_inexact"]:
-                    reasons.append(f"{metrics['n_inexact']} element(s) differ from the exactly rounded result on exact data")
+                    reasons.append(
+                        f"{metrics['n_inexact']} element(s) differ from the exactly rounded result on exact data"
+                    )
             if reasons:
                 self._localize(metrics, inexact.numpy() if exact_rule else self._over_limit(output, ks))
         if reasons:
@@ -227,10 +252,10 @@ class Judge:
     def _dot_product_rule(self, output: torch.Tensor, ks: int) -> compare.RuleCheck:
         s = self.scheme
         if s.rule == DOT_PRODUCT_CAST_RULE:
-            return compare.dot_product_cast(output, self.ref64, self.bound, ks, self.has_bias, s.name, self.acc,
-                                            s.conv_format, self.roundings)
-        return compare.dot_product(output, self.ref64, self.bound, ks, self.has_bias, s.name, self.acc,
-                                   self.roundings)
+            return compare.dot_product_cast(
+                output, self.ref64, self.bound, ks, self.has_bias, s.name, self.acc, s.conv_format, self.roundings
+            )
+        return compare.dot_product(output, self.ref64, self.bound, ks, self.has_bias, s.name, self.acc, self.roundings)
 
     def _passes_against(self, output: torch.Tensor, reference: torch.Tensor, ks: int) -> tuple[bool, float | None]:
         """The rule's verdict on `output` against another fp64 reference (a replayed mechanism's), same bound."""
@@ -252,9 +277,9 @@ class Judge:
     def _over_limit(self, output: torch.Tensor, ks: int) -> np.ndarray:
         s = self.scheme
         if s.rule == DOT_PRODUCT_CAST_RULE:
-            limits = compare.cast_limits(self.ref64, self.bound, ks, self.has_bias, s.name, self.acc, s.conv_format,
-                                         self.roundings)
+            limits = compare.cast_limits(
+                self.ref64, self.bound, ks, self.has_bias, s.name, self.acc, s.conv_format, self.roundings
+            )
             return np.abs(output.double().numpy() - self.ref64.numpy()) > limits
         per_element = compare.dot_product_errors(output, self.ref64, self.bound, s.name)
-        return np.abs(per_element) > compare.dot_product_limit(ks, self.has_bias, s.name, self.acc,
-                                                               self.roundings)
+        return np.abs(per_element) > compare.dot_product_limit(ks, self.has_bias, s.name, self.acc, self.roundings)

@@ -59,8 +59,9 @@ def wrong_weight_type(c: ConvConfig, weight_types: list[str] | tuple[str, ...], 
     return f"the conv weights are {got}; scheme {c.scheme} calls for {expected} weights"
 
 
-def wrong_weight_quantization(c: ConvConfig, per_channel: bool, axis: int | None, zero_points: tuple[int, ...],
-                              qmin: int, qmax: int) -> str:
+def wrong_weight_quantization(
+    c: ConvConfig, per_channel: bool, axis: int | None, zero_points: tuple[int, ...], qmin: int, qmax: int
+) -> str:
     """'' if the conv's weight is quantized as the scheme declares: symmetric (zero points 0 over a range
     -qmax..qmax) and, for a per-channel scheme, per channel; else one line naming what the quantizer did.
     A weight quantized like an activation (asymmetric, per tensor) still matches the fake-quant model bit
@@ -73,8 +74,10 @@ def wrong_weight_quantization(c: ConvConfig, per_channel: bool, axis: int | None
         got.append(f"asymmetric (zero point {zp[0] if len(zp) == 1 else zp}, range {qmin}..{qmax})")
     if not got:
         return ""
-    return (f"the conv's weight is quantized {' and '.join(got)}; scheme {c.scheme} calls for symmetric "
-            f"{'per-channel' if per_channel else 'per-tensor'} weights")
+    return (
+        f"the conv's weight is quantized {' and '.join(got)}; scheme {c.scheme} calls for symmetric "
+        f"{'per-channel' if per_channel else 'per-tensor'} weights"
+    )
 
 
 # RewriteConvPass narrows a conv1d's accumulator before its INT32 consumers by design: the lifted conv's
@@ -90,5 +93,7 @@ def narrowed_accumulator(c: ConvConfig, narrowed: int) -> str:
     rounding. So the graph is checked: one line naming how many conv ops it narrows."""
     if not narrowed or c.rank in NARROWING_RANKS:
         return ""
-    return (f"{narrowed} conv accumulator(s) narrowed to INT16 and widened to INT32 again before their INT32 "
-            "consumer; an a16w8 conv's INT32 consumers read the INT48 accumulator through one RESCALE")
+    return (
+        f"{narrowed} conv accumulator(s) narrowed to INT16 and widened to INT32 again before their INT32 "
+        "consumer; an a16w8 conv's INT32 consumers read the INT48 accumulator through one RESCALE"
+    )

@@ -79,8 +79,10 @@ def no_integer_form(c: ConvConfig, qp: ConvQParams) -> str:
         return ""
     expected = 1 if c.transposed else 0
     if w.axis != expected or (c.transposed and c.groups != 1):
-        return (f"weight quantized per channel on axis {w.axis}: not the output channels of this conv, "
-                "so no integer rescale per output channel exists")
+        return (
+            f"weight quantized per channel on axis {w.axis}: not the output channels of this conv, "
+            "so no integer rescale per output channel exists"
+        )
     return ""
 
 

@@ -13,8 +13,8 @@ It applies only where its edit finds what it edits (None otherwise: the mechanis
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import torch
@@ -41,8 +41,11 @@ def weight_scales_by_output_channel(c: ConvConfig, graph: torch.fx.Graph) -> boo
         return False
     edited = False
     for n in graph.nodes:
-        if n.target is _Q.dequantize_per_channel.default and n.args[3] == 0 and any(
-                _is_conv(u) and u.args[1] is n for u in n.users):
+        if (
+            n.target is _Q.dequantize_per_channel.default
+            and n.args[3] == 0
+            and any(_is_conv(u) and u.args[1] is n for u in n.users)
+        ):
             weight_scales = n.args[1]
             if c.in_channels != c.out_channels:
                 return False
@@ -105,11 +108,14 @@ class Replay:
     edit: Callable[[ConvConfig, torch.fx.Graph], bool]  # the mechanism as a graph edit; False: not at work here
 
 
-REPLAYS: dict[str, Replay] = {r.name: r for r in (
-    Replay("weight-scales-by-output-channel", weight_scales_by_output_channel),
-    Replay("relu-clamp-lost-under-shared-zero-point", relu_clamp_lost_under_shared_zero_point),
-    Replay("layout-requantize-dropped", layout_requantize_dropped),
-)}
+REPLAYS: dict[str, Replay] = {
+    r.name: r
+    for r in (
+        Replay("weight-scales-by-output-channel", weight_scales_by_output_channel),
+        Replay("relu-clamp-lost-under-shared-zero-point", relu_clamp_lost_under_shared_zero_point),
+        Replay("layout-requantize-dropped", layout_requantize_dropped),
+    )
+}
 
 
 def replay(name: str, c: ConvConfig, quantized: QuantizedModel, inputs: tuple[torch.Tensor, ...]) -> np.ndarray | None:
@@ -130,7 +136,7 @@ def replay(name: str, c: ConvConfig, quantized: QuantizedModel, inputs: tuple[to
 
 def _expm1_as_decomposed(y: torch.Tensor) -> torch.Tensor:
     """DecomposeExpm1Pass's expm1: the 4-term Taylor polynomial on [-0.35, 0.35], exp(y) - 1 elsewhere."""
-    taylor = y + y ** 2 / 2 + y ** 3 / 6 + y ** 4 / 24
+    taylor = y + y**2 / 2 + y**3 / 6 + y**4 / 24
     return torch.where((y >= -0.35) & (y <= 0.35), taylor, torch.exp(y) - 1)
 
 
@@ -156,8 +162,11 @@ FLOAT_REPLAYS: dict[str, Callable[[], torch.overrides.TorchFunctionMode]] = {
 }
 
 
-def float_fits(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...],
-               passes: Callable[[torch.Tensor], tuple[bool, float | None]]) -> dict[str, dict]:
+def float_fits(
+    model: torch.nn.Module,
+    inputs: tuple[torch.Tensor, ...],
+    passes: Callable[[torch.Tensor], tuple[bool, float | None]],
+) -> dict[str, dict]:
     """Each float replay whose function the model calls: its fp64 reference with the mechanism's arithmetic, and
     whether the output passes the scheme's rule against it (`passes(reference)`: passed, the largest error)."""
     found = {}
@@ -174,8 +183,9 @@ def float_fits(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...],
     return found
 
 
-def fits(c: ConvConfig, quantized: QuantizedModel, inputs: tuple[torch.Tensor, ...], out_codes: np.ndarray,
-         tolerance: int) -> dict[str, dict]:
+def fits(
+    c: ConvConfig, quantized: QuantizedModel, inputs: tuple[torch.Tensor, ...], out_codes: np.ndarray, tolerance: int
+) -> dict[str, dict]:
     """Each replay that applies to the case: the most LSB the output lies from it, and whether that is within
     `tolerance` (the case's own, against the fake-quant model)."""
     found = {}

@@ -23,8 +23,13 @@ from harness.qparams import _CONV_TARGETS, _DQ_TENSOR, _Q_TENSOR, ConvQParams
 
 _ULP32 = 2.0**-24
 _ATEN = torch.ops.aten
-_CLAMPS = {_ATEN.relu.default, _ATEN.relu_.default, _ATEN.hardtanh.default, _ATEN.hardtanh_.default,
-           _ATEN.clamp.default}  # 1-Lipschitz and elementwise: they pass a drift map through
+_CLAMPS = {
+    _ATEN.relu.default,
+    _ATEN.relu_.default,
+    _ATEN.hardtanh.default,
+    _ATEN.hardtanh_.default,
+    _ATEN.clamp.default,
+}  # 1-Lipschitz and elementwise: they pass a drift map through
 
 
 @dataclass(frozen=True)
@@ -66,8 +71,9 @@ def conv_stages(module: torch.fx.GraphModule, inputs: tuple[torch.Tensor, ...]) 
                 def apply(xx, ww, target=n.target, rest=rest, kwargs=kwargs):
                     return target(xx, ww, None, *rest, **kwargs)
 
-                bound = n.target(x.double().abs(), w.double().abs(), None if b is None else b.double().abs(),
-                                 *rest, **kwargs)
+                bound = n.target(
+                    x.double().abs(), w.double().abs(), None if b is None else b.double().abs(), *rest, **kwargs
+                )
                 stages.append(ConvStage(out.detach(), bound, w.double().abs(), w.numel(), apply, fed_by_previous(n)))
                 convs.append(n)
             return out

@@ -20,8 +20,8 @@ import torch
 from executorch.exir import EdgeCompileConfig, EdgeProgramManager, to_edge_transform_and_lower
 
 from harness.lowering import partition_report
-from harness.speedups import lazy_compile
 from harness.policy.targets import Target
+from harness.speedups import lazy_compile
 from harness.targets import backend
 from harness.tosa.graph import TosaSummary, read_tosa
 
@@ -126,7 +126,8 @@ def lower(
             # As ExecuTorch's own Arm flows do (aot_arm_compiler, the Arm recipes, the
             # Arm tests): the edge IR verifier does not know the TOSA dialect's dtypes.
             program = to_edge_transform_and_lower(
-                exported, partitioner=[side.partitioner(spec)],
+                exported,
+                partitioner=[side.partitioner(spec)],
                 compile_config=EdgeCompileConfig(_check_ir_validity=False),
             )
         gm = program.exported_program().graph_module
@@ -149,4 +150,3 @@ def lower(
         delegate_tosa={_key(d): buffer for d, buffer in zip(delegates, tosa)},
         facts=facts,
     )
-

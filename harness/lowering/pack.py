@@ -89,11 +89,11 @@ def _merge_graphs(modules: list[fx.GraphModule]) -> fx.GraphModule:
                     raise PackError(f"a packed case must have one output, case {i} has {len(leaves)}")
                 outputs.append(env[leaves[0]])
             elif node.op in ("get_attr", "call_module"):
-                copied = graph.node_copy(node, lambda n: env[n])
+                copied = graph.node_copy(node, env.__getitem__)
                 copied.target = f"case{i}.{node.target}"
                 env[node] = copied
             else:
-                env[node] = graph.node_copy(node, lambda n: env[n])
+                env[node] = graph.node_copy(node, env.__getitem__)
     graph.output(tuple(outputs))
     return fx.GraphModule(root, graph)
 
@@ -157,8 +157,18 @@ def split_artifact(artifact: Artifact, packed: PackedProgram) -> list[Artifact]:
         except SplitError as e:
             raise PackError(str(e)) from e
         for owner, part in split.items():
-            parts[owner].append(TosaSummary(whole.version, part.ops, (), (), whole.regions, part.conv_acc_types,
-                                            part.conv_weight_types, part.narrowed_accumulators))
+            parts[owner].append(
+                TosaSummary(
+                    whole.version,
+                    part.ops,
+                    (),
+                    (),
+                    whole.regions,
+                    part.conv_acc_types,
+                    part.conv_weight_types,
+                    part.narrowed_accumulators,
+                )
+            )
     if any(not p for p in parts):
         raise PackError(f"case {next(i for i, p in enumerate(parts) if not p)} has no operator in any delegate")
     return [dataclasses.replace(artifact, summaries=tuple(p)) for p in parts]

@@ -15,8 +15,8 @@ do not, nothing is wrapped, `recording()` yields an empty list and
 from __future__ import annotations
 
 import inspect
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 _ACTIVE: list | None = None
 _STATE: list[str] = []  # [''] once wrapped; [reason] when it cannot be

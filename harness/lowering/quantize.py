@@ -24,15 +24,18 @@ from executorch.backends.arm.quantizer import (  # noqa: E402
 from executorch.backends.arm.quantizer.arm_quantizer import get_symmetric_a8w4_quantization_config  # noqa: E402
 from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e  # noqa: E402
 
-from harness.speedups import lazy_compile  # noqa: E402
 from harness.policy.schemes import SCHEMES  # noqa: E402
 from harness.policy.targets import Target  # noqa: E402
 from harness.qparams import QuantizedModel, read_quantized  # noqa: E402
+from harness.speedups import lazy_compile  # noqa: E402
 from harness.targets import backend  # noqa: E402
 
 # a8w4's maker defaults to QAT (moving-average fake quantizers); this is post-training quantization like the rest.
-_CONFIGS = {"a8w8": get_symmetric_quantization_config, "a16w8": get_symmetric_a16w8_quantization_config,
-            "a8w4": lambda is_per_channel: get_symmetric_a8w4_quantization_config(is_per_channel, is_qat=False)}
+_CONFIGS = {
+    "a8w8": get_symmetric_quantization_config,
+    "a16w8": get_symmetric_a16w8_quantization_config,
+    "a8w4": lambda is_per_channel: get_symmetric_a8w4_quantization_config(is_per_channel, is_qat=False),
+}
 
 
 def quantizer(target: Target, scheme: str, control_flow: bool = False):
@@ -81,8 +84,7 @@ _COND = torch.ops.higher_order.cond
 
 def _cond_branches(gm: torch.fx.GraphModule) -> list[str]:
     """Attribute names of the branch graphs of every torch.cond in `gm`."""
-    return [arg.target for n in gm.graph.nodes if n.op == "call_function" and n.target is _COND
-            for arg in n.args[1:3]]
+    return [arg.target for n in gm.graph.nodes if n.op == "call_function" and n.target is _COND for arg in n.args[1:3]]
 
 
 class _EagerCond(torch.fx.Interpreter):

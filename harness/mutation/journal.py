@@ -19,15 +19,18 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
-
 JOURNAL = "mutation.journal.jsonl"
 
 
 def run_key(tier: str, descriptors: list[str], versions: dict) -> dict:
     """What a verdict depends on besides its mutant: the tier's cases and the installed versions."""
     digest = hashlib.sha256("\n".join(descriptors).encode()).hexdigest()[:16]
-    return {"tier": tier, "cases": len(descriptors), "cases_sha256": digest,
-            "versions": {k: v for k, v in versions.items() if k != "harness"}}
+    return {
+        "tier": tier,
+        "cases": len(descriptors),
+        "cases_sha256": digest,
+        "versions": {k: v for k, v in versions.items() if k != "harness"},
+    }
 
 
 class JournalError(ValueError):
@@ -89,8 +92,10 @@ def _read(path: Path, key: dict) -> tuple[list[dict], dict[str, list[dict]]]:
     except ValueError:
         raise JournalError(f"cannot resume from {path}: its first line is not a journal's key") from None
     if saved != key:
-        raise JournalError(f"cannot resume from {path}: it was written for another tier, case list or versions "
-                          f"({_short(saved)}; this run: {_short(key)})")
+        raise JournalError(
+            f"cannot resume from {path}: it was written for another tier, case list or versions "
+            f"({_short(saved)}; this run: {_short(key)})"
+        )
     rows: dict[str, dict] = {}
     cases: dict[str, list[dict]] = {}
     for row in lines:
@@ -105,4 +110,6 @@ def _short(key: dict | None) -> str:
     if not key:
         return "no key"
     v = key.get("versions", {})
-    return f"tier {key.get('tier')}, {key.get('cases')} cases {key.get('cases_sha256')}, executorch {v.get('executorch')}"
+    return (
+        f"tier {key.get('tier')}, {key.get('cases')} cases {key.get('cases_sha256')}, executorch {v.get('executorch')}"
+    )

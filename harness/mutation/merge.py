@@ -39,8 +39,13 @@ def _versions(report: dict) -> dict:
 def _provenance(path: Path, data: dict) -> list[dict]:
     """The runs a piece stands for: itself, or the pieces it was merged from."""
     return data["versions"].get("pieces") or [
-        {"report": str(path), "harness-commit": data["versions"].get("harness-commit", ""),
-         "wall_s": data.get("wall_s", 0.0), "mutants": len(data["mutants"])}]
+        {
+            "report": str(path),
+            "harness-commit": data["versions"].get("harness-commit", ""),
+            "wall_s": data.get("wall_s", 0.0),
+            "mutants": len(data["mutants"]),
+        }
+    ]
 
 
 def load(path: Path) -> dict:
@@ -68,9 +73,13 @@ def _journal(path: Path) -> dict:
         raise ConfigError(f"invalid mutation journal {path}: its first line is not a journal's key")
     verdicts = {row["name"]: row for row in rows if "name" in row}  # the last verdict of a mutant wins
     begun = dict.fromkeys(row["case"]["canary"] for row in rows if "case" in row)
-    return {"tier": key["tier"], "modules": list(dict.fromkeys(n.split(":")[1] for n in [*verdicts, *begun])),
-            "versions": key["versions"], "mutants": list(verdicts.values()),
-            "undecided": [n for n in begun if n not in verdicts]}
+    return {
+        "tier": key["tier"],
+        "modules": list(dict.fromkeys(n.split(":")[1] for n in [*verdicts, *begun])),
+        "versions": key["versions"],
+        "mutants": list(verdicts.values()),
+        "undecided": [n for n in begun if n not in verdicts],
+    }
 
 
 def _row(row: dict) -> MutantResult:
@@ -118,10 +127,15 @@ def merge(paths: list[Path]) -> tuple[MutationReport, list[str]]:
         for row in data["mutants"]:
             by_name.setdefault(row["name"], []).append(_row(row))
     undecided = [n for n in dict.fromkeys(n for data in pieces for n in data.get("undecided", [])) if n not in by_name]
-    report = MutationReport(base["tier"], modules, _versions(base) | {"pieces": [
-        run for p, d in zip(paths, pieces) for run in _provenance(p, d)]},
-        wall_s=round(sum(d.get("wall_s", 0.0) for d in pieces), 1), fraction=base.get("fraction", 1.0),
-        seed=base.get("seed", 0), not_green=sorted({c for d in pieces for c in d.get("not_green", [])}))
+    report = MutationReport(
+        base["tier"],
+        modules,
+        _versions(base) | {"pieces": [run for p, d in zip(paths, pieces) for run in _provenance(p, d)]},
+        wall_s=round(sum(d.get("wall_s", 0.0) for d in pieces), 1),
+        fraction=base.get("fraction", 1.0),
+        seed=base.get("seed", 0),
+        not_green=sorted({c for d in pieces for c in d.get("not_green", [])}),
+    )
     report.mutants = [combine(rows) for rows in by_name.values()]
     report.mutants.sort(key=lambda m: (modules.index(m.name.split(":")[1]), int(m.name.split(":")[2])))
     mark_equivalents(report.mutants)

@@ -23,8 +23,7 @@ Outputs = dict[str, str | None]  # descriptor -> the unmutated output's sha256 (
 # the case was not green without a mutant)
 
 
-def trace(configs: list[ConvConfig], jobs: int, cache: Path, pack: int = 1, cluster: str = ""
-          ) -> tuple[Trace, Outputs]:
+def trace(configs: list[ConvConfig], jobs: int, cache: Path, pack: int = 1, cluster: str = "") -> tuple[Trace, Outputs]:
     """The lines of the modules each case runs, and each case's output digest without a mutant; read from
     `cache` when it was made with these versions. `pack` > 1 traces packs: a case gets its pack's lines.
 
@@ -34,8 +33,13 @@ def trace(configs: list[ConvConfig], jobs: int, cache: Path, pack: int = 1, clus
     from harness.mutation.trace import lines_of
     from harness.results.case_result import new_run_id
 
-    key = {"versions": {k: v for k, v in versions().items() if k != "harness"}, "granularity": "lines",
-           "cases": [c.descriptor for c in configs], "outputs": "sha256", "pack": pack}
+    key = {
+        "versions": {k: v for k, v in versions().items() if k != "harness"},
+        "granularity": "lines",
+        "cases": [c.descriptor for c in configs],
+        "outputs": "sha256",
+        "pack": pack,
+    }
     if cache.exists():
         saved = json.loads(cache.read_text())
         if saved.get("key") == key:
@@ -60,8 +64,15 @@ def trace(configs: list[ConvConfig], jobs: int, cache: Path, pack: int = 1, clus
             run_anywhere(left, RunSettings(run_id=f"trace-{new_run_id()}"), schedule, seen)
     reached = {d: {t: set(v) for t, v in row["lines"].items()} for d, row in recorded.items()}
     outputs: Outputs = {d: row["output"] for d, row in recorded.items()}
-    cache.write_text(json.dumps({"key": key, "trace": {d: {t: sorted(v) for t, v in by.items()}
-                                                        for d, by in reached.items()}, "outputs": outputs}))
+    cache.write_text(
+        json.dumps(
+            {
+                "key": key,
+                "trace": {d: {t: sorted(v) for t, v in by.items()} for d, by in reached.items()},
+                "outputs": outputs,
+            }
+        )
+    )
     partial.unlink()
     return reached, outputs
 

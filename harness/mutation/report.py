@@ -42,8 +42,11 @@ class MutationReport:
     undecided: list[str] = field(default_factory=list)  # mutants no piece of a merged report decided (merge.py)
 
     def counts(self, module: str | None = None, operator: str | None = None) -> dict[str, int]:
-        rows = [m for m in self.mutants if (module is None or m.name.split(":")[1] == module)
-                and (operator is None or m.operator == operator)]
+        rows = [
+            m
+            for m in self.mutants
+            if (module is None or m.name.split(":")[1] == module) and (operator is None or m.operator == operator)
+        ]
         return {s: sum(1 for m in rows if m.status == s) for s in STATUSES}
 
     def score(self, module: str | None = None, operator: str | None = None) -> float | None:

@@ -29,19 +29,19 @@ import dataclasses
 import json
 import re
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from harness.cases.selection import select
 from harness.config import ConfigError, ConvConfig
 from harness.faults.catalog import mutant_name, mutants_of, source_file
 from harness.faults.operators import Mutant
-from harness.policy.limits import MUTANT_WORKER_TASKS
-from harness.policy.mutation import DEFAULT_MODULES
-from harness.policy.packing import PACK_SIZE
 from harness.mutation.reach import Outputs, Trace, reaching, trace
 from harness.mutation.render import write
 from harness.mutation.report import MutantResult, MutationReport
+from harness.policy.limits import MUTANT_WORKER_TASKS
+from harness.policy.mutation import DEFAULT_MODULES
+from harness.policy.packing import PACK_SIZE
 from harness.results.case_result import CaseResult, versions
 from harness.run.settings import RunSettings
 from harness.schedule.dispatch import run_anywhere
@@ -73,8 +73,9 @@ def _rounds(plans: dict[str, list[ConvConfig]], pack: int) -> list[Task]:
 
     packs = {name: form_packs(cases, "tosa", pack) for name, cases in plans.items()}
     depth = max((len(p) for p in packs.values()), default=0)
-    return [Task(tuple(c.descriptor for c in p[r]), name) for r in range(depth) for name, p in packs.items()
-            if r < len(p)]
+    return [
+        Task(tuple(c.descriptor for c in p[r]), name) for r in range(depth) for name, p in packs.items() if r < len(p)
+    ]
 
 
 PROGRESS_EVERY_S = 60.0
@@ -92,14 +93,26 @@ class Progress:
 
     def line(self) -> str:
         minutes = (time.perf_counter() - self.start) / 60
-        return (f"mutate: {self.case_runs:,} case runs of at most {self.planned:,}; {self.decided} of {self.mutants} "
-                f"mutants decided ({minutes:.0f} min)")
+        return (
+            f"mutate: {self.case_runs:,} case runs of at most {self.planned:,}; {self.decided} of {self.mutants} "
+            f"mutants decided ({minutes:.0f} min)"
+        )
 
 
-def run_mutants(mutants: list[tuple[str, Mutant]], configs: list[ConvConfig], reached: Trace, *, jobs: int,
-                pack: int, on_mutant=None, baseline: Outputs | None = None, on_progress=None,
-                replay: dict[str, list[CaseResult]] | None = None, on_case=None, cluster: str = ""
-                ) -> list[MutantResult]:
+def run_mutants(
+    mutants: list[tuple[str, Mutant]],
+    configs: list[ConvConfig],
+    reached: Trace,
+    *,
+    jobs: int,
+    pack: int,
+    on_mutant=None,
+    baseline: Outputs | None = None,
+    on_progress=None,
+    replay: dict[str, list[CaseResult]] | None = None,
+    on_case=None,
+    cluster: str = "",
+) -> list[MutantResult]:
     """Every mutant's reaching cases on one set of workers (a task carries its mutant); a mutant's
     remaining packs are dropped at its first case that is not green. A green case whose output bits
     differ from `baseline`'s counts in the survivor's `outputs_changed`: a fault the tolerance hid.
@@ -112,8 +125,9 @@ def run_mutants(mutants: list[tuple[str, Mutant]], configs: list[ConvConfig], re
     plans: dict[str, list[ConvConfig]] = {}
     for module, m in mutants:
         name = mutant_name(module, m.index)
-        rows[name] = MutantResult(name, m.function, m.line, m.operator, m.description, "survived", diff=m.diff,
-                                  column=m.column)
+        rows[name] = MutantResult(
+            name, m.function, m.line, m.operator, m.description, "survived", diff=m.diff, column=m.column
+        )
         cases = reaching(m, module, configs, reached)
         if cases:
             plans[name], remaining[name] = _spread(cases, pack), len(cases)
@@ -170,11 +184,13 @@ def run_mutants(mutants: list[tuple[str, Mutant]], configs: list[ConvConfig], re
             for r in once.values():
                 judge(r)
             plans[name] = [c for c in plans[name] if c.descriptor not in once]
-    progress = Progress(0, sum(remaining[n] for n in plans if n not in decided), len(decided), len(rows),
-                        time.perf_counter())
+    progress = Progress(
+        0, sum(remaining[n] for n in plans if n not in decided), len(decided), len(rows), time.perf_counter()
+    )
     said = [progress.start]
-    schedule = Schedule(jobs, time_limit=MUTANT_TIME_LIMIT_S, pack=pack, cluster=cluster,
-                        recycle_tasks=MUTANT_WORKER_TASKS)
+    schedule = Schedule(
+        jobs, time_limit=MUTANT_TIME_LIMIT_S, pack=pack, cluster=cluster, recycle_tasks=MUTANT_WORKER_TASKS
+    )
     run_anywhere([], RunSettings(), schedule, on_result, tasks=_rounds(plans, pack), skip=decided.__contains__)
     return list(rows.values())
 
@@ -195,16 +211,20 @@ def identity(function: str, line: int, operator: str, description: str, diff: st
     return function, line, operator, description, tuple(body)
 
 
-def carried(previous: Path | None, descriptors: set[str], current: dict[tuple, str] | None = None
-            ) -> dict[str, MutantResult]:
+def carried(
+    previous: Path | None, descriptors: set[str], current: dict[tuple, str] | None = None
+) -> dict[str, MutantResult]:
     """The mutants a previous report saw killed (or invalid) by a case this tier still runs: the same
     case with the same mutant gives the same result, so they need not run again. With `current`
     (identity -> today's name), a row is matched by what it changes and renamed; one that matches no
     mutant of today's source is dropped."""
     if previous is None:
         return {}
-    rows = [row for row in json.loads(previous.read_text())["mutants"]
-            if row["status"] == "invalid" or (row["status"] == "killed" and row["killed_by"] in descriptors)]
+    rows = [
+        row
+        for row in json.loads(previous.read_text())["mutants"]
+        if row["status"] == "invalid" or (row["status"] == "killed" and row["killed_by"] in descriptors)
+    ]
     return {name: dataclasses.replace(r, carried=True) for name, r in renamed(rows, current).items()}
 
 
@@ -213,8 +233,11 @@ def renamed(rows: list[dict], current: dict[tuple, str] | None) -> dict[str, Mut
     changes, a row that matches no mutant of today's source dropped; without it, by their own names."""
     out = {}
     for row in rows:
-        name = row["name"] if current is None else current.get(
-            identity(row["function"], row["line"], row["operator"], row["description"], row["diff"]))
+        name = (
+            row["name"]
+            if current is None
+            else current.get(identity(row["function"], row["line"], row["operator"], row["description"], row["diff"]))
+        )
         if name:
             out[name] = MutantResult(**{**row, "name": name})
     return out
@@ -242,24 +265,44 @@ def mark_equivalents(rows: list[MutantResult]) -> None:
             continue
         listed = f"listed as {e.kind}"
         if row.status == "survived" and not row.outputs_changed:
-            row.status, row.reason = "equivalent", f"{e.kind} (ran {row.cases_run} cases, outputs bit-identical): " \
-                                                   f"{e.reason}"
+            row.status, row.reason = (
+                "equivalent",
+                f"{e.kind} (ran {row.cases_run} cases, outputs bit-identical): {e.reason}",
+            )
         elif row.reason.startswith(listed):
             continue
         elif row.status == "killed":
             row.reason = f"{listed} in the policy, but killed: the listing is wrong. {row.reason}"
         elif row.status == "survived":
-            row.reason = f"{listed} in the policy, but {row.outputs_changed} outputs changed (e.g. " \
-                         f"{row.changed_case}): the listing is wrong"
+            row.reason = (
+                f"{listed} in the policy, but {row.outputs_changed} outputs changed (e.g. "
+                f"{row.changed_case}): the listing is wrong"
+            )
         else:
             row.reason = f"{listed} in the policy, not shown: {row.reason or 'no case reaches it'}. {e.reason}"
 
 
-def mutate(tier: str = "smoke", *, modules: list[str] | None = None, jobs: int = 2, pack: int = PACK_SIZE,
-           function: str | None = None, limit: int | None = None, out: Path = Path("reports/mutate"),
-           on_mutant=None, filter: str | None = None, fraction: float = 1.0, seed: int = 0,
-           carry: Path | None = None, names: set[str] | None = None, resume: bool = False,
-           trace_pack: int = 1, cases: set[str] | None = None, on_progress=None, cluster: str = "") -> MutationReport:
+def mutate(
+    tier: str = "smoke",
+    *,
+    modules: list[str] | None = None,
+    jobs: int = 2,
+    pack: int = PACK_SIZE,
+    function: str | None = None,
+    limit: int | None = None,
+    out: Path = Path("reports/mutate"),
+    on_mutant=None,
+    filter: str | None = None,
+    fraction: float = 1.0,
+    seed: int = 0,
+    carry: Path | None = None,
+    names: set[str] | None = None,
+    resume: bool = False,
+    trace_pack: int = 1,
+    cases: set[str] | None = None,
+    on_progress=None,
+    cluster: str = "",
+) -> MutationReport:
     """Run the mutation analysis; `function` (a regex), `names`, `limit` and a seeded `fraction` select mutants,
     `filter` the tier's cases (a descriptor regex), `carry` an earlier report whose kills stand, `resume` the
     verdicts an interrupted run with the same key left in `out`'s journal; `on_mutant` sees each row as its
@@ -277,8 +320,11 @@ def mutate(tier: str = "smoke", *, modules: list[str] | None = None, jobs: int =
             raise ConfigError(f"none of the {len(cases)} listed cases is a case of the {tier} tier")
     start = time.perf_counter()
     report = MutationReport(tier, modules, versions(), fraction=fraction, seed=seed)
-    current = {identity(m.function, m.line, m.operator, m.description, m.diff): mutant_name(t, m.index)
-               for t in modules for m in mutants_of(t)}
+    current = {
+        identity(m.function, m.line, m.operator, m.description, m.diff): mutant_name(t, m.index)
+        for t in modules
+        for m in mutants_of(t)
+    }
     # A journal of another run is refused here, before the trace.
     journal = Journal(out / JOURNAL, run_key(tier, [c.descriptor for c in configs], report.versions), resume)
     resumed = renamed(journal.verdicts, current)
@@ -294,18 +340,44 @@ def mutate(tier: str = "smoke", *, modules: list[str] | None = None, jobs: int =
             on_mutant(row)
 
     kept = carried(carry, {c.descriptor for c in configs}, current) | resumed
-    chosen = {mutant_name(t, m.index): (t, m) for t in modules
-              for m in sample([m for m in mutants_of(t) if (pattern is None or pattern.search(m.function))
-                               and (not names or mutant_name(t, m.index) in names)][:limit], fraction, seed)}
+    chosen = {
+        mutant_name(t, m.index): (t, m)
+        for t in modules
+        for m in sample(
+            [
+                m
+                for m in mutants_of(t)
+                if (pattern is None or pattern.search(m.function)) and (not names or mutant_name(t, m.index) in names)
+            ][:limit],
+            fraction,
+            seed,
+        )
+    }
     for name in chosen:
         if name in kept:
             seen(kept[name])
-    replay = {name: [CaseResult.from_dict(c) for c in results] for name, results in journal.cases.items()
-              if name in chosen and name not in kept}
+    replay = {
+        name: [CaseResult.from_dict(c) for c in results]
+        for name, results in journal.cases.items()
+        if name in chosen and name not in kept
+    }
     todo = [tm for name, tm in chosen.items() if name not in kept]
-    rows = kept | {r.name: r for r in run_mutants(todo, configs, reached, jobs=jobs, pack=pack, on_mutant=seen,
-                                                  baseline=outputs, on_progress=on_progress, replay=replay,
-                                                  on_case=journal.record_case, cluster=cluster)}
+    rows = kept | {
+        r.name: r
+        for r in run_mutants(
+            todo,
+            configs,
+            reached,
+            jobs=jobs,
+            pack=pack,
+            on_mutant=seen,
+            baseline=outputs,
+            on_progress=on_progress,
+            replay=replay,
+            on_case=journal.record_case,
+            cluster=cluster,
+        )
+    }
     report.mutants = [dataclasses.replace(rows[name], column=m.column) for name, (_, m) in chosen.items()]
     mark_equivalents(report.mutants)
     report.wall_s = round(time.perf_counter() - start, 1)

@@ -33,8 +33,16 @@ def init_like_torchvision(model: nn.Module) -> nn.Module:
     return model
 
 
-def conv_bn(cin: int, cout: int, kernel, stride=1, groups: int = 1, act: nn.Module | None = None, padding=None,
-            bias: bool = False) -> nn.Sequential:
+def conv_bn(
+    cin: int,
+    cout: int,
+    kernel,
+    stride=1,
+    groups: int = 1,
+    act: nn.Module | None = None,
+    padding=None,
+    bias: bool = False,
+) -> nn.Sequential:
     """A 2D conv (padding keeping the size at stride 1 unless given), its batch norm and an activation (or none)."""
     if padding is None:
         padding = (kernel - 1) // 2
@@ -42,8 +50,9 @@ def conv_bn(cin: int, cout: int, kernel, stride=1, groups: int = 1, act: nn.Modu
     return nn.Sequential(*layers, act) if act is not None else nn.Sequential(*layers)
 
 
-def ready(model: nn.Module, input_shape: tuple[int, ...], *, torchvision_init: bool = True,
-          batch_norm: bool = True) -> nn.Module:
+def ready(
+    model: nn.Module, input_shape: tuple[int, ...], *, torchvision_init: bool = True, batch_norm: bool = True
+) -> nn.Module:
     """A factory's network as `model` takes it: initialized like torchvision's (or PyTorch's default), its
     example input shape, and whether its batch norms are recalibrated first (it has some)."""
     if torchvision_init:

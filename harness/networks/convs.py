@@ -44,9 +44,11 @@ def _base(conv, shape) -> str:
     """The descriptor (without scheme) of a conv module fed an input of `shape`."""
     rank = conv.weight.dim() - 2
     padding = conv.padding if isinstance(conv.padding, str) else _axes(conv.padding)
-    return (f"conv{rank}d_n{shape[0]}_ic{conv.in_channels}_oc{conv.out_channels}_g{conv.groups}"
-            f"_i{_axes(shape[2:])}_k{_axes(conv.kernel_size)}_s{_axes(conv.stride)}_p{padding}"
-            f"_d{_axes(conv.dilation)}_b{int(conv.bias is not None)}")
+    return (
+        f"conv{rank}d_n{shape[0]}_ic{conv.in_channels}_oc{conv.out_channels}_g{conv.groups}"
+        f"_i{_axes(shape[2:])}_k{_axes(conv.kernel_size)}_s{_axes(conv.stride)}_p{padding}"
+        f"_d{_axes(conv.dilation)}_b{int(conv.bias is not None)}"
+    )
 
 
 def extract(name: str) -> list[dict]:
@@ -59,9 +61,15 @@ def extract(name: str) -> list[dict]:
     module, factory = NETWORKS[name].split(":")
     model = getattr(importlib.import_module(module), factory)().eval()
     found: list[dict] = []
-    hooks = [m.register_forward_pre_hook(lambda m, args, path=path: found.append(
-        {"network": name, "layer": path, "base": _base(m, tuple(args[0].shape))}))
-        for path, m in model.named_modules() if isinstance(m, (nn.Conv1d, nn.Conv2d, nn.Conv3d))]
+    hooks = [
+        m.register_forward_pre_hook(
+            lambda m, args, path=path: found.append(
+                {"network": name, "layer": path, "base": _base(m, tuple(args[0].shape))}
+            )
+        )
+        for path, m in model.named_modules()
+        if isinstance(m, (nn.Conv1d, nn.Conv2d, nn.Conv3d))
+    ]
     with torch.no_grad():
         model(torch.zeros(model.example_input_shape))
     for h in hooks:

@@ -7,8 +7,15 @@ from torch import nn
 from harness.networks import conv_bn, ready
 
 # (expansion, kernel, stride, output channels, repeats): Table 1 of the paper (stage 2 to 8).
-STAGES = ((1, 3, 1, 16, 1), (6, 3, 2, 24, 2), (6, 5, 2, 40, 2), (6, 3, 2, 80, 3), (6, 5, 1, 112, 3),
-          (6, 5, 2, 192, 4), (6, 3, 1, 320, 1))
+STAGES = (
+    (1, 3, 1, 16, 1),
+    (6, 3, 2, 24, 2),
+    (6, 5, 2, 40, 2),
+    (6, 3, 2, 80, 3),
+    (6, 5, 1, 112, 3),
+    (6, 5, 2, 192, 4),
+    (6, 3, 1, 320, 1),
+)
 
 
 def _conv_bn_swish(cin: int, cout: int, kernel: int, stride: int, groups: int = 1) -> nn.Sequential:

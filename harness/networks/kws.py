@@ -13,10 +13,22 @@ class M5(nn.Module):
         super().__init__()
         c = channels
         self.features = nn.Sequential(
-            nn.Conv1d(1, c, 80, stride=16), nn.BatchNorm1d(c), nn.ReLU(), nn.MaxPool1d(4),
-            nn.Conv1d(c, c, 3), nn.BatchNorm1d(c), nn.ReLU(), nn.MaxPool1d(4),
-            nn.Conv1d(c, 2 * c, 3), nn.BatchNorm1d(2 * c), nn.ReLU(), nn.MaxPool1d(4),
-            nn.Conv1d(2 * c, 2 * c, 3), nn.BatchNorm1d(2 * c), nn.ReLU(), nn.MaxPool1d(4),
+            nn.Conv1d(1, c, 80, stride=16),
+            nn.BatchNorm1d(c),
+            nn.ReLU(),
+            nn.MaxPool1d(4),
+            nn.Conv1d(c, c, 3),
+            nn.BatchNorm1d(c),
+            nn.ReLU(),
+            nn.MaxPool1d(4),
+            nn.Conv1d(c, 2 * c, 3),
+            nn.BatchNorm1d(2 * c),
+            nn.ReLU(),
+            nn.MaxPool1d(4),
+            nn.Conv1d(2 * c, 2 * c, 3),
+            nn.BatchNorm1d(2 * c),
+            nn.ReLU(),
+            nn.MaxPool1d(4),
         )
         self.fc = nn.Linear(2 * c, num_classes)
 

@@ -25,8 +25,11 @@ class InvertedResidual(nn.Module):
         super().__init__()
         hidden = cin * expansion
         layers = [_conv_bn_relu6(cin, hidden, 1, 1)] if expansion != 1 else []
-        layers += [_conv_bn_relu6(hidden, hidden, 3, stride, groups=hidden),
-                   nn.Conv2d(hidden, cout, 1, bias=False), nn.BatchNorm2d(cout)]
+        layers += [
+            _conv_bn_relu6(hidden, hidden, 3, stride, groups=hidden),
+            nn.Conv2d(hidden, cout, 1, bias=False),
+            nn.BatchNorm2d(cout),
+        ]
         self.block = nn.Sequential(*layers)
         self.residual = stride == 1 and cin == cout
 

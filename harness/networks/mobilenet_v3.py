@@ -8,15 +8,36 @@ from harness.networks import conv_bn, ready
 from harness.networks.mobilenet import _divisible
 
 # (kernel, expanded channels, output channels, squeeze-excite, activation, stride): Tables 1 and 2 of the paper.
-LARGE = ((3, 16, 16, False, "RE", 1), (3, 64, 24, False, "RE", 2), (3, 72, 24, False, "RE", 1),
-         (5, 72, 40, True, "RE", 2), (5, 120, 40, True, "RE", 1), (5, 120, 40, True, "RE", 1),
-         (3, 240, 80, False, "HS", 2), (3, 200, 80, False, "HS", 1), (3, 184, 80, False, "HS", 1),
-         (3, 184, 80, False, "HS", 1), (3, 480, 112, True, "HS", 1), (3, 672, 112, True, "HS", 1),
-         (5, 672, 160, True, "HS", 2), (5, 960, 160, True, "HS", 1), (5, 960, 160, True, "HS", 1))
-SMALL = ((3, 16, 16, True, "RE", 2), (3, 72, 24, False, "RE", 2), (3, 88, 24, False, "RE", 1),
-         (5, 96, 40, True, "HS", 2), (5, 240, 40, True, "HS", 1), (5, 240, 40, True, "HS", 1),
-         (5, 120, 48, True, "HS", 1), (5, 144, 48, True, "HS", 1), (5, 288, 96, True, "HS", 2),
-         (5, 576, 96, True, "HS", 1), (5, 576, 96, True, "HS", 1))
+LARGE = (
+    (3, 16, 16, False, "RE", 1),
+    (3, 64, 24, False, "RE", 2),
+    (3, 72, 24, False, "RE", 1),
+    (5, 72, 40, True, "RE", 2),
+    (5, 120, 40, True, "RE", 1),
+    (5, 120, 40, True, "RE", 1),
+    (3, 240, 80, False, "HS", 2),
+    (3, 200, 80, False, "HS", 1),
+    (3, 184, 80, False, "HS", 1),
+    (3, 184, 80, False, "HS", 1),
+    (3, 480, 112, True, "HS", 1),
+    (3, 672, 112, True, "HS", 1),
+    (5, 672, 160, True, "HS", 2),
+    (5, 960, 160, True, "HS", 1),
+    (5, 960, 160, True, "HS", 1),
+)
+SMALL = (
+    (3, 16, 16, True, "RE", 2),
+    (3, 72, 24, False, "RE", 2),
+    (3, 88, 24, False, "RE", 1),
+    (5, 96, 40, True, "HS", 2),
+    (5, 240, 40, True, "HS", 1),
+    (5, 240, 40, True, "HS", 1),
+    (5, 120, 48, True, "HS", 1),
+    (5, 144, 48, True, "HS", 1),
+    (5, 288, 96, True, "HS", 2),
+    (5, 576, 96, True, "HS", 1),
+    (5, 576, 96, True, "HS", 1),
+)
 
 
 def _act(kind: str) -> nn.Module:

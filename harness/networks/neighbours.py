@@ -13,11 +13,21 @@ from __future__ import annotations
 
 import operator
 
-from torch import fx, nn
 import torch
+from torch import fx, nn
 
-ACTS = {nn.ReLU: "relu", nn.ReLU6: "relu6", nn.Hardtanh: "hardtanh", nn.Sigmoid: "sigmoid", nn.SiLU: "silu",
-        nn.Hardswish: "hardswish", nn.Hardsigmoid: "hardsigmoid", nn.GELU: "gelu", nn.Tanh: "tanh", nn.ELU: "elu"}
+ACTS = {
+    nn.ReLU: "relu",
+    nn.ReLU6: "relu6",
+    nn.Hardtanh: "hardtanh",
+    nn.Sigmoid: "sigmoid",
+    nn.SiLU: "silu",
+    nn.Hardswish: "hardswish",
+    nn.Hardsigmoid: "hardsigmoid",
+    nn.GELU: "gelu",
+    nn.Tanh: "tanh",
+    nn.ELU: "elu",
+}
 ACT_FUNCTIONS = frozenset(ACTS.values())  # F.relu, torch.sigmoid, x.tanh(), ...: the function's name is the token
 CONVS = (nn.Conv1d, nn.Conv2d, nn.Conv3d)
 
@@ -60,6 +70,7 @@ def _pool(gm, n) -> str | None:
     if _name(gm, n) == "mean" and _dims(n) in ((2, 3), (-2, -1)):
         return "gapmean"  # with or without keepdim: the same reduction, then a view
     if isinstance(m, (nn.MaxPool2d, nn.AvgPool2d)):
+
         def pair(v):
             return v if isinstance(v, int) else v[0]
 
@@ -67,8 +78,12 @@ def _pool(gm, n) -> str | None:
         for token, pool in POOLS.items():
             if not isinstance(pool, Pool) or pool.max != is_max:
                 continue
-            if (pool.kernel, pool.stride, pool.padding, pool.ceil) == (pair(m.kernel_size), pair(m.stride),
-                                                                         pair(m.padding), bool(m.ceil_mode)):
+            if (pool.kernel, pool.stride, pool.padding, pool.ceil) == (
+                pair(m.kernel_size),
+                pair(m.stride),
+                pair(m.padding),
+                bool(m.ceil_mode),
+            ):
                 return token
     return None
 
@@ -83,7 +98,8 @@ def _feed(gm, conv: fx.Node) -> str | None:
     name = _name(gm, src)
     if name == "pad":
         return {"constant": "pad-in", "reflect": "reflect-in", "replicate": "replicate-in"}.get(
-            src.kwargs.get("mode", src.args[2] if len(src.args) > 2 else "constant"))
+            src.kwargs.get("mode", src.args[2] if len(src.args) > 2 else "constant")
+        )
     if name in ("interpolate", "Upsample"):
         return "up-in"
     return None
@@ -104,8 +120,10 @@ def neighbourhood(gm: fx.GraphModule, conv: fx.Node) -> tuple[str, str]:
         users = _data_users(gm, y)
         if len(users) != 1:
             if len(users) > 1:
-                unspelled = f"{len(users)} users ({', '.join(sorted(_name(gm, u) for u in users))}): the grammar's " \
-                            "only fork is catpre, a pool and a concat of its input"
+                unspelled = (
+                    f"{len(users)} users ({', '.join(sorted(_name(gm, u) for u in users))}): the grammar's "
+                    "only fork is catpre, a pool and a concat of its input"
+                )
             break
         (u,) = users
         token = None
@@ -134,8 +152,12 @@ def neighbourhood(gm: fx.GraphModule, conv: fx.Node) -> tuple[str, str]:
 
 def _data_users(gm, y: fx.Node) -> list[fx.Node]:
     """The users that take y's values (not a size query such as `x.size()`)."""
-    return [u for u in y.users if not (u.op == "call_function" and u.target is getattr)
-            and not (u.op == "call_method" and u.target in ("size", "dim"))]
+    return [
+        u
+        for u in y.users
+        if not (u.op == "call_function" and u.target is getattr)
+        and not (u.op == "call_method" and u.target in ("size", "dim"))
+    ]
 
 
 def _merge(gm, u: fx.Node, y: fx.Node, conv: fx.Node) -> str | None:
@@ -158,14 +180,27 @@ def _why(gm, u: fx.Node, parts: dict) -> str:
     name = _name(gm, u)
     if isinstance(m, CONVS + (nn.Linear,)):
         return ""  # the next conv or matmul: the conv's own neighbourhood ends (`chain` spells a 1x1 after it)
-    if name in ("output", "flatten", "view", "reshape", "transpose", "permute", "contiguous", "Flatten", "Dropout",
-                "Identity"):
+    if name in (
+        "output",
+        "flatten",
+        "view",
+        "reshape",
+        "transpose",
+        "permute",
+        "contiguous",
+        "Flatten",
+        "Dropout",
+        "Identity",
+    ):
         return ""  # a layout op, the output or an inference no-op: the grammar's contexts end there
     if _pool(gm, u):
-        return f"{_pool(gm, u)} after {'the merge' if 'merge' in parts else 'the pool'}: the grammar's pool " \
-               "comes before its merge"
+        return (
+            f"{_pool(gm, u)} after {'the merge' if 'merge' in parts else 'the pool'}: the grammar's pool "
+            "comes before its merge"
+        )
     if isinstance(m, (nn.MaxPool3d, nn.AvgPool3d, nn.AdaptiveAvgPool3d, nn.MaxPool1d, nn.AvgPool1d)) or (
-            name == "mean" and len(_dims(u)) != 2):
+        name == "mean" and len(_dims(u)) != 2
+    ):
         return f"{name}{_pool_args(m) if m is not None else str(_dims(u))}: the grammar's pools are 2D"
     if isinstance(m, (nn.MaxPool2d, nn.AvgPool2d, nn.AdaptiveAvgPool2d)):
         return f"{name}{_pool_args(m)}: a pooling the grammar has no token for"
@@ -185,5 +220,8 @@ def _pool_args(m) -> str:
 def spell_all(model: nn.Module) -> dict[str, tuple[str, str]]:
     """Layer path of each conv -> (spelling, unspelled)."""
     gm = fx.symbolic_trace(model)
-    return {str(n.target): neighbourhood(gm, n) for n in gm.graph.nodes
-            if n.op == "call_module" and isinstance(gm.get_submodule(n.target), CONVS)}
+    return {
+        str(n.target): neighbourhood(gm, n)
+        for n in gm.graph.nodes
+        if n.op == "call_module" and isinstance(gm.get_submodule(n.target), CONVS)
+    }

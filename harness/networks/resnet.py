@@ -27,8 +27,9 @@ class BasicBlock(nn.Module):
 class ResNet18(nn.Module):
     def __init__(self, num_classes: int = 1000):
         super().__init__()
-        self.stem = nn.Sequential(nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64), nn.ReLU(),
-                                  nn.MaxPool2d(3, 2, 1))
+        self.stem = nn.Sequential(
+            nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64), nn.ReLU(), nn.MaxPool2d(3, 2, 1)
+        )
         blocks, cin = [], 64
         for cout, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):
             blocks += [BasicBlock(cin, cout, stride), BasicBlock(cout, cout, 1)]

@@ -26,8 +26,11 @@ class ShuffleUnit(nn.Module):
         if stride == 2:  # both halves see the whole input
             self.branch1 = nn.Sequential(_conv_bn(cin, cin, 3, 2, groups=cin, relu=False), _conv_bn(cin, branch, 1))
         into = cin if stride == 2 else branch
-        self.branch2 = nn.Sequential(_conv_bn(into, branch, 1), _conv_bn(branch, branch, 3, stride, groups=branch,
-                                                                          relu=False), _conv_bn(branch, branch, 1))
+        self.branch2 = nn.Sequential(
+            _conv_bn(into, branch, 1),
+            _conv_bn(branch, branch, 3, stride, groups=branch, relu=False),
+            _conv_bn(branch, branch, 1),
+        )
 
     def forward(self, x):
         if self.stride == 2:
@@ -74,9 +77,20 @@ class SqueezeNet11(nn.Module):
         super().__init__()
         pool = nn.MaxPool2d(3, 2, ceil_mode=True)
         self.features = nn.Sequential(
-            nn.Conv2d(3, 64, 3, 2), nn.ReLU(), pool, Fire(64, 16, 64), Fire(128, 16, 64), pool,
-            Fire(128, 32, 128), Fire(256, 32, 128), pool, Fire(256, 48, 192), Fire(384, 48, 192),
-            Fire(384, 64, 256), Fire(512, 64, 256))
+            nn.Conv2d(3, 64, 3, 2),
+            nn.ReLU(),
+            pool,
+            Fire(64, 16, 64),
+            Fire(128, 16, 64),
+            pool,
+            Fire(128, 32, 128),
+            Fire(256, 32, 128),
+            pool,
+            Fire(256, 48, 192),
+            Fire(384, 48, 192),
+            Fire(384, 64, 256),
+            Fire(512, 64, 256),
+        )
         self.classifier = nn.Conv2d(512, num_classes, 1)
 
     def forward(self, x):

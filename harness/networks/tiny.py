@@ -18,7 +18,10 @@ class DSCNN(nn.Module):
         super().__init__()
         layers = [_conv_bn_relu(1, channels, (10, 4), 2, (5, 1))]
         for _ in range(4):
-            layers += [_conv_bn_relu(channels, channels, 3, 1, 1, groups=channels), _conv_bn_relu(channels, channels, 1)]
+            layers += [
+                _conv_bn_relu(channels, channels, 3, 1, 1, groups=channels),
+                _conv_bn_relu(channels, channels, 1),
+            ]
         self.features = nn.Sequential(*layers)
         self.fc = nn.Linear(channels, num_classes)
 
@@ -32,8 +35,21 @@ def ds_cnn(num_classes: int = 12) -> DSCNN:
 
 
 # (output channels at width 1.0, stride) of the depthwise-separable layers: Table 1 of Howard et al. (2017).
-_V1 = ((64, 1), (128, 2), (128, 1), (256, 2), (256, 1), (512, 2), (512, 1), (512, 1), (512, 1), (512, 1),
-       (512, 1), (1024, 2), (1024, 1))
+_V1 = (
+    (64, 1),
+    (128, 2),
+    (128, 1),
+    (256, 2),
+    (256, 1),
+    (512, 2),
+    (512, 1),
+    (512, 1),
+    (512, 1),
+    (512, 1),
+    (512, 1),
+    (1024, 2),
+    (1024, 1),
+)
 
 
 class MobileNetV1(nn.Module):
@@ -43,8 +59,10 @@ class MobileNetV1(nn.Module):
         layers = [_conv_bn_relu(3, cin, 3, 2, 1, bias=False)]
         for c, stride in _V1:
             cout = int(c * width)
-            layers += [_conv_bn_relu(cin, cin, 3, stride, 1, groups=cin, bias=False),
-                       _conv_bn_relu(cin, cout, 1, bias=False)]
+            layers += [
+                _conv_bn_relu(cin, cin, 3, stride, 1, groups=cin, bias=False),
+                _conv_bn_relu(cin, cout, 1, bias=False),
+            ]
             cin = cout
         self.features = nn.Sequential(*layers)
         self.fc = nn.Linear(cin, num_classes)
@@ -61,8 +79,9 @@ def mobilenet_v1_025_vww(num_classes: int = 2) -> MobileNetV1:
 class ResNet8Block(nn.Module):
     def __init__(self, cin: int, cout: int, stride: int):
         super().__init__()
-        self.body = nn.Sequential(_conv_bn_relu(cin, cout, 3, stride, 1), nn.Conv2d(cout, cout, 3, 1, 1),
-                                  nn.BatchNorm2d(cout))
+        self.body = nn.Sequential(
+            _conv_bn_relu(cin, cout, 3, stride, 1), nn.Conv2d(cout, cout, 3, 1, 1), nn.BatchNorm2d(cout)
+        )
         self.shortcut = nn.Conv2d(cin, cout, 1, stride) if stride != 1 else nn.Identity()
 
     def forward(self, x):
@@ -72,8 +91,9 @@ class ResNet8Block(nn.Module):
 class ResNet8(nn.Module):
     def __init__(self, num_classes: int = 10):
         super().__init__()
-        self.features = nn.Sequential(_conv_bn_relu(3, 16, 3, 1, 1), ResNet8Block(16, 16, 1), ResNet8Block(16, 32, 2),
-                                      ResNet8Block(32, 64, 2))
+        self.features = nn.Sequential(
+            _conv_bn_relu(3, 16, 3, 1, 1), ResNet8Block(16, 16, 1), ResNet8Block(16, 32, 2), ResNet8Block(32, 64, 2)
+        )
         self.fc = nn.Linear(64, num_classes)
 
     def forward(self, x):

@@ -17,8 +17,11 @@ def _bn_relu(c: int) -> list[nn.Module]:
 def _conv3(cin: int, cout: int, stride: int, mid: int | None) -> nn.Sequential:
     if mid is None:  # R3D: one 3x3x3 conv
         return nn.Sequential(nn.Conv3d(cin, cout, 3, stride, 1, bias=False))
-    return nn.Sequential(nn.Conv3d(cin, mid, (1, 3, 3), (1, stride, stride), (0, 1, 1), bias=False), *_bn_relu(mid),
-                         nn.Conv3d(mid, cout, (3, 1, 1), (stride, 1, 1), (1, 0, 0), bias=False))
+    return nn.Sequential(
+        nn.Conv3d(cin, mid, (1, 3, 3), (1, stride, stride), (0, 1, 1), bias=False),
+        *_bn_relu(mid),
+        nn.Conv3d(mid, cout, (3, 1, 1), (stride, 1, 1), (1, 0, 0), bias=False),
+    )
 
 
 class Block(nn.Module):
@@ -42,8 +45,12 @@ class VideoResNet18(nn.Module):
     def __init__(self, split: bool, num_classes: int = 400):
         super().__init__()
         if split:
-            stem = [nn.Conv3d(3, 45, (1, 7, 7), (1, 2, 2), (0, 3, 3), bias=False), *_bn_relu(45),
-                    nn.Conv3d(45, 64, (3, 1, 1), 1, (1, 0, 0), bias=False), *_bn_relu(64)]
+            stem = [
+                nn.Conv3d(3, 45, (1, 7, 7), (1, 2, 2), (0, 3, 3), bias=False),
+                *_bn_relu(45),
+                nn.Conv3d(45, 64, (3, 1, 1), 1, (1, 0, 0), bias=False),
+                *_bn_relu(64),
+            ]
         else:
             stem = [nn.Conv3d(3, 64, (3, 7, 7), (1, 2, 2), (1, 3, 3), bias=False), *_bn_relu(64)]
         layers, cin = stem, 64

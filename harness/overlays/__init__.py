@@ -113,9 +113,23 @@ def release(version: str, cache: Path = DEFAULT_CACHE) -> Overlay:
         return Overlay(target, "release", version, time.perf_counter() - start, True)
     partial = target.with_name(target.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
-    done = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-compile", "--quiet",
-                           "--target", str(partial), f"{PACKAGE}=={version}"], capture_output=True, text=True,
-                          timeout=1800)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "--no-compile",
+            "--quiet",
+            "--target",
+            str(partial),
+            f"{PACKAGE}=={version}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     if done.returncode:
         shutil.rmtree(partial, ignore_errors=True)
         raise OverlayError(f"pip could not install {PACKAGE}=={version}: {done.stderr.strip().splitlines()[-1:]}")
@@ -181,15 +195,19 @@ def _lay_installed(installed: Path, package: Path, roots: tuple[str, ...], rel: 
         elif entry.is_dir():
             dest.mkdir(parents=True, exist_ok=True)
             linked += _lay_installed(installed, package, roots, name)
-        elif cover == "all" and not dest.exists() and not sources.is_package_file(name) \
-                and not name.endswith(".pyc"):
+        elif cover == "all" and not dest.exists() and not sources.is_package_file(name) and not name.endswith(".pyc"):
             dest.symlink_to(entry)
             linked += 1
     return linked
 
 
-def build_tree(found: sources.PackageFiles, contents: dict[str, bytes] | None, into: Path, facts: dict,
-               installed: Path | None = None) -> Path:
+def build_tree(
+    found: sources.PackageFiles,
+    contents: dict[str, bytes] | None,
+    into: Path,
+    facts: dict,
+    installed: Path | None = None,
+) -> Path:
     """An overlay (an import-path entry) made afresh in `into`: the tree's package files (`found`; `contents`
     holds them for a commit, None copies them from a working tree), and from the installed package its compiled
     parts and whatever the tree has no folder for; `facts` go into its marker."""
@@ -200,21 +218,33 @@ def build_tree(found: sources.PackageFiles, contents: dict[str, bytes] | None, i
     _write_files(package, found.files, contents)
     (package / "__init__.py").write_text("")  # a regular package: nothing resolves to the installed copy
     if found.own_core:  # the wheel generates version.py; the tree's is its version.txt and commit
-        (package / "version.py").write_text(f"__version__ = {facts.get('version') or '0.0.0'!r}\n"
-                                            f"git_version = {facts.get('commit', '')!r}\n")
+        (package / "version.py").write_text(
+            f"__version__ = {facts.get('version') or '0.0.0'!r}\ngit_version = {facts.get('commit', '')!r}\n"
+        )
     compiled = _lay_installed(installed, package, found.roots)
     from_installed = installed_version_at(installed)
     core = "tree" if found.own_core else f"installed {from_installed}"
-    (package / MARKER).write_text(json.dumps({
-        "kind": "tree", "installed": str(installed), **facts, "core": core, "from_tree": list(found.roots),
-        "files": len(found.files), "compiled_from": from_installed, "compiled_files": compiled}))
+    (package / MARKER).write_text(
+        json.dumps(
+            {
+                "kind": "tree",
+                "installed": str(installed),
+                **facts,
+                "core": core,
+                "from_tree": list(found.roots),
+                "files": len(found.files),
+                "compiled_from": from_installed,
+                "compiled_files": compiled,
+            }
+        )
+    )
     return into
 
 
 def installed_version_at(installed: Path) -> str:
     """The release of the installed package at `installed` (its dist-info beside it), or the running one's."""
     for info in installed.parent.glob(f"{PACKAGE}-*.dist-info"):
-        return info.name[len(PACKAGE) + 1:-len(".dist-info")]
+        return info.name[len(PACKAGE) + 1 : -len(".dist-info")]
     return installed_version()
 
 
@@ -224,10 +254,14 @@ def origin_line(marker: dict) -> str:
         return ""
     roots = marker.get("from_tree", [])
     if str(marker.get("core", "")).startswith("installed"):
-        return (f"{', '.join(roots)} from the tree ({marker.get('files', 0)} files); exir, the passes and the "
-                f"serializers from the {marker['core']} (the tree has no src/executorch: not its own core)")
-    return (f"its own Python core from the tree ({marker.get('files', 0)} files: {', '.join(roots)}); "
-            f"{marker.get('compiled_files', 0)} compiled files from the installed {marker.get('compiled_from')}")
+        return (
+            f"{', '.join(roots)} from the tree ({marker.get('files', 0)} files); exir, the passes and the "
+            f"serializers from the {marker['core']} (the tree has no src/executorch: not its own core)"
+        )
+    return (
+        f"its own Python core from the tree ({marker.get('files', 0)} files: {', '.join(roots)}); "
+        f"{marker.get('compiled_files', 0)} compiled files from the installed {marker.get('compiled_from')}"
+    )
 
 
 def build_commit(repo: Path, commit: str, into: Path, facts: dict) -> Path:
@@ -257,8 +291,13 @@ def tree_facts(top: Path, rev: str | None, commits: tuple[str, ...] = ()) -> dic
         version = version_file.read_text().strip() if version_file.exists() else ""
     else:
         version = _git(top, "show", f"{head}:version.txt", check=False).stdout.strip()
-    return {"source": str(top), "commit": head, "dirty": dirty, "version": version,
-            "ancestors": ancestors(top, head, commits)}
+    return {
+        "source": str(top),
+        "commit": head,
+        "dirty": dirty,
+        "version": version,
+        "ancestors": ancestors(top, head, commits),
+    }
 
 
 def check_checkout(repo: str | Path, rev: str = "") -> Path:
@@ -273,8 +312,9 @@ def check_checkout(repo: str | Path, rev: str = "") -> Path:
     bare = subprocess.run(["git", "-C", str(path), "rev-parse", "--is-bare-repository"], capture_output=True, text=True)
     if bare.stdout.strip() == "true":
         if not rev:
-            raise ConfigError(f"invalid --executorch={repo}: a bare repository has no working tree; name a commit "
-                              f"of it: {repo}@REV")
+            raise ConfigError(
+                f"invalid --executorch={repo}: a bare repository has no working tree; name a commit of it: {repo}@REV"
+            )
         return path.resolve()
     raise ConfigError(f"invalid --executorch={repo}: not a release (e.g. 1.4.1) and not a git checkout")
 
@@ -300,7 +340,7 @@ def tree(spec: str, cache: Path = DEFAULT_CACHE, commits: tuple[str, ...] = ()) 
         else:  # a working tree is copied as it is at the start, so that edits during the run change nothing
             build_working(top, into, facts)
     except sources.SourceError as e:
-        raise ConfigError(f"invalid --executorch={spec}: {e}")
+        raise ConfigError(f"invalid --executorch={spec}: {e}") from None
     label = f"{top}@{facts['commit'][:12]}{'+dirty' if facts['dirty'] else ''}"
     return Overlay(into, "tree", label, time.perf_counter() - start, False)
 
@@ -321,8 +361,10 @@ def activate(overlay: Overlay) -> None:
     if overlay.path is None:
         return
     if PACKAGE in sys.modules:
-        raise ConfigError("--executorch must take effect before ExecuTorch is imported (give it to "
-                          "`python -m harness`, not to a process that already imported it)")
+        raise ConfigError(
+            "--executorch must take effect before ExecuTorch is imported (give it to "
+            "`python -m harness`, not to a process that already imported it)"
+        )
     entry = str(overlay.path)
     os.environ["PYTHONPATH"] = os.pathsep.join([entry, *filter(None, [os.environ.get("PYTHONPATH")])])
     os.environ["HARNESS_EXECUTORCH"] = overlay.label

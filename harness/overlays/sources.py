@@ -34,8 +34,10 @@ PACKAGE_SUFFIXES = (".py", ".pyi", ".fbs", ".yaml", ".glsl", ".spirv.b64")
 SCHEMA_COPIES = (
     ("schema/scalar_type.fbs", "exir/_serialize/scalar_type.fbs"),
     ("schema/program.fbs", "exir/_serialize/program.fbs"),
-    ("devtools/bundled_program/schema/bundled_program_schema.fbs",
-     "devtools/bundled_program/serialize/bundled_program_schema.fbs"),
+    (
+        "devtools/bundled_program/schema/bundled_program_schema.fbs",
+        "devtools/bundled_program/serialize/bundled_program_schema.fbs",
+    ),
     ("devtools/bundled_program/schema/scalar_type.fbs", "devtools/bundled_program/serialize/scalar_type.fbs"),
 )
 SKIP_PARTS = ("__pycache__", "third-party", "third_party")
@@ -57,8 +59,10 @@ class PackageFiles:
 def _git(repo: Path, *args: str, stdin: bytes | None = None) -> bytes:
     done = subprocess.run(["git", "-C", str(repo), *args], input=stdin, capture_output=True)
     if done.returncode:
-        raise SourceError(f"git {' '.join(args[:3])} failed in {repo}: "
-                          f"{done.stderr.decode(errors='replace').strip().splitlines()[-1:]}")
+        raise SourceError(
+            f"git {' '.join(args[:3])} failed in {repo}: "
+            f"{done.stderr.decode(errors='replace').strip().splitlines()[-1:]}"
+        )
     return done.stdout
 
 
@@ -91,14 +95,15 @@ def _read_blobs(repo: Path, blobs: list[str]) -> dict[str, bytes]:
         if len(header) < 3 or header[1] == "missing":
             raise SourceError(f"blob {blob} is not in {repo} and could not be fetched")
         size = int(header[2])
-        found[blob] = out[end + 1:end + 1 + size]
+        found[blob] = out[end + 1 : end + 1 + size]
         at = end + 1 + size + 1
     return found
 
 
 def _promisor(repo: Path) -> str:
-    done = subprocess.run(["git", "-C", str(repo), "config", "--get-regexp", r"^remote\..*\.promisor$"],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        ["git", "-C", str(repo), "config", "--get-regexp", r"^remote\..*\.promisor$"], capture_output=True, text=True
+    )
     for line in done.stdout.splitlines():
         key, _, value = line.partition(" ")
         if value.strip() == "true":
@@ -111,14 +116,34 @@ def _prefetch(repo: Path, blobs: list[str]) -> None:
     remote = _promisor(repo)
     if not remote:
         return
-    have = subprocess.run(["git", "-C", str(repo), "cat-file", "--batch-check=%(objectname)", "--buffer"],
-                          input="".join(f"{b}\n" for b in blobs), capture_output=True, text=True,
-                          env=dict(os.environ, GIT_NO_LAZY_FETCH="1"))
+    have = subprocess.run(
+        ["git", "-C", str(repo), "cat-file", "--batch-check=%(objectname)", "--buffer"],
+        input="".join(f"{b}\n" for b in blobs),
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, GIT_NO_LAZY_FETCH="1"),
+    )
     missing = [line.split()[0] for line in have.stdout.splitlines() if line.endswith(" missing")]
     if missing:
-        subprocess.run(["git", "-C", str(repo), "-c", "fetch.negotiationAlgorithm=noop", "fetch", remote,
-                        "--no-tags", "--no-write-fetch-head", "--recurse-submodules=no", "--filter=blob:none",
-                        "--stdin"], input="".join(f"{b}\n" for b in missing), capture_output=True, text=True)
+        subprocess.run(
+            [
+                "git",
+                "-C",
+                str(repo),
+                "-c",
+                "fetch.negotiationAlgorithm=noop",
+                "fetch",
+                remote,
+                "--no-tags",
+                "--no-write-fetch-head",
+                "--recurse-submodules=no",
+                "--filter=blob:none",
+                "--stdin",
+            ],
+            input="".join(f"{b}\n" for b in missing),
+            capture_output=True,
+            text=True,
+        )
 
 
 def _links_at(repo: Path, commit: str) -> dict[str, str] | None:
@@ -129,7 +154,7 @@ def _links_at(repo: Path, commit: str) -> dict[str, str] | None:
     targets = _read_blobs(repo, [blob for mode, blob, _ in entries if mode == "120000"])
     mapping = {}
     for mode, blob, path in entries:
-        rel = path[len(SRC) + 1:]
+        rel = path[len(SRC) + 1 :]
         if mode == "120000":
             mapping[rel] = posixpath.normpath(posixpath.join(posixpath.dirname(path), targets[blob].decode()))
         else:
@@ -169,8 +194,9 @@ def _fallback(has, installed_top: list[str]) -> dict[str, str]:
 
 def _roots(mapping: dict[str, str]) -> tuple[str, ...]:
     """The top folders of the package a mapping covers, for the one line that says what came from the tree."""
-    return tuple(sorted({p.split("/")[0] if not p.startswith("backends/") else "/".join(p.split("/")[:2])
-                         for p in mapping}))
+    return tuple(
+        sorted({p.split("/")[0] if not p.startswith("backends/") else "/".join(p.split("/")[:2]) for p in mapping})
+    )
 
 
 def at_commit(repo: Path, commit: str, installed_top: list[str]) -> tuple[PackageFiles, dict[str, bytes]]:
@@ -178,14 +204,16 @@ def at_commit(repo: Path, commit: str, installed_top: list[str]) -> tuple[Packag
     mapping = _links_at(repo, commit)
     own = mapping is not None
     if mapping is None:
+
         def has(folder: str) -> list[str]:
             out = _git(repo, "ls-tree", "--name-only", "-z", commit, "--", f"{folder}/" if folder else ".")
             return [posixpath.basename(p) for p in out.decode().split("\0") if p]
+
         mapping = _fallback(has, installed_top)
     files: dict[str, str] = {}
     for package_path, repo_path in sorted(mapping.items()):
         for mode, blob, path in _ls(repo, commit, repo_path):
-            rel = path[len(repo_path):].lstrip("/")
+            rel = path[len(repo_path) :].lstrip("/")
             full = f"{package_path}/{rel}" if rel else package_path
             if mode != "120000" and is_package_file(full):
                 files[full] = blob
@@ -203,9 +231,11 @@ def in_working_tree(top: Path, installed_top: list[str]) -> PackageFiles:
     mapping = _links_in(top)
     own = mapping is not None
     if mapping is None:
+
         def has(folder: str) -> list[str]:
             base = top / folder if folder else top
             return sorted(p.name for p in base.iterdir() if p.is_dir()) if base.is_dir() else []
+
         mapping = _fallback(has, installed_top)
     files: dict[str, str] = {}
     for package_path, repo_path in sorted(mapping.items()):

@@ -20,5 +20,7 @@ def control(scheme: str) -> str:
 CONTROLS = tuple(control(s) for s in CONTROL_SCHEMES)
 PROOF_CANARY = "pad-off-by-one"
 # (16 + 2 - 3) mod 2 = 1: RewriteConvPass trims the trailing pad; the canary trims one row more.
-CANARY_CASES = {"int": "conv2d_n1_ic8_oc16_g1_i16x16_k3x3_s2x2_p1x1_d1x1_b1_pmzeros_qa8w8_dsnormal_cxnone",
-                "float": "conv2d_n1_ic8_oc16_g1_i16x16_k3x3_s2x2_p1x1_d1x1_b1_pmzeros_qfp32_dsnormal_cxnone"}
+CANARY_CASES = {
+    "int": "conv2d_n1_ic8_oc16_g1_i16x16_k3x3_s2x2_p1x1_d1x1_b1_pmzeros_qa8w8_dsnormal_cxnone",
+    "float": "conv2d_n1_ic8_oc16_g1_i16x16_k3x3_s2x2_p1x1_d1x1_b1_pmzeros_qfp32_dsnormal_cxnone",
+}

@@ -23,8 +23,15 @@ RULES = (INT_RULE, DOT_PRODUCT_RULE, DOT_PRODUCT_CAST_RULE)
 # case applied it. INT: the integer-exact oracle (the conv alone) or the
 # fake-quant model within the context's tolerance. Float: the DOT_PRODUCT
 # bound, or on exact data the exactly rounded result too.
-DECIDING_RULES = ("int-exact", "int-fake-quant", "dot-product", "dot-product-exact", "dot-product-cast",
-                  "dot-product-cast-exact", "executors")  # executors: two executors of one program disagree
+DECIDING_RULES = (
+    "int-exact",
+    "int-fake-quant",
+    "dot-product",
+    "dot-product-exact",
+    "dot-product-cast",
+    "dot-product-cast-exact",
+    "executors",
+)  # executors: two executors of one program disagree
 
 
 @dataclass(frozen=True)
@@ -85,27 +92,48 @@ class Scheme:
 # which its `why` gives), or none (a data set that leaves the check nothing to
 # separate, and why). The distributions: ExecuTorch 1.5.1, smoke and the nightly
 # cases the registry covers, passing cases, min / 1st percentile / median.
-_A8W8 = SqnrFloor(14.0, "empirical", "below the passing cases: a8w8 min 34.3, p1 34.7, median 39.4 dB (97 "
-                  "cases); a8w8-pt p1 25.7, median 38.8 dB (63); earlier nightly runs 19.7 and 20.1 dB at their "
-                  "lowest (per-channel-skewed weights before hardtanh, a spike channel under per-tensor "
-                  "weights); a scale 1.25x off costs 12 dB")
-_A16W8 = SqnrFloor(25.0, "empirical", "below the passing cases: min 41.7, median 47.1 dB (54 cases); 35.5 dB "
-                   "the lowest of an earlier nightly")
+_A8W8 = SqnrFloor(
+    14.0,
+    "empirical",
+    "below the passing cases: a8w8 min 34.3, p1 34.7, median 39.4 dB (97 "
+    "cases); a8w8-pt p1 25.7, median 38.8 dB (63); earlier nightly runs 19.7 and 20.1 dB at their "
+    "lowest (per-channel-skewed weights before hardtanh, a spike channel under per-tensor "
+    "weights); a scale 1.25x off costs 12 dB",
+)
+_A16W8 = SqnrFloor(
+    25.0,
+    "empirical",
+    "below the passing cases: min 41.7, median 47.1 dB (54 cases); 35.5 dB the lowest of an earlier nightly",
+)
 # `full-range` saturates a quarter to a half of the outputs by design (4.1-7.3 dB measured at 8 bits).
-_SATURATED = SqnrFloor(0.0, "none", "full-range data saturate a quarter to a half of the outputs by design "
-                       "(4.1-9.0 dB measured): the SQNR says how much is clamped, not whether the scale is right")
+_SATURATED = SqnrFloor(
+    0.0,
+    "none",
+    "full-range data saturate a quarter to a half of the outputs by design "
+    "(4.1-9.0 dB measured): the SQNR says how much is clamped, not whether the scale is right",
+)
 _INT8_FLOORS = {"full-range": _SATURATED}
 # int4 weights (symmetric, -7..7, max-scaled): for uniform weights (torch's
 # default init) the weight noise alone gives SQNR = 12 * 7^2 / 3 = 196, 22.9 dB,
 # and 22.6 dB with the 8-bit activations.
-_A8W4 = SqnrFloor(8.0, "noise model", "int4 weight noise alone, uniform weights: 12 * 7^2 / 3 = 196, 22.9 dB "
-                  "(22.6 with 8-bit activations); measured min 15.8, median 21.7 dB (83 cases; 17.2 and 11.4 dB "
-                  "the lowest per channel and per tensor of 311 nightly configs); 8 dB still catches a shared "
-                  "scale error of 1.4x or more")
+_A8W4 = SqnrFloor(
+    8.0,
+    "noise model",
+    "int4 weight noise alone, uniform weights: 12 * 7^2 / 3 = 196, 22.9 dB "
+    "(22.6 with 8-bit activations); measured min 15.8, median 21.7 dB (83 cases; 17.2 and 11.4 dB "
+    "the lowest per channel and per tensor of 311 nightly configs); 8 dB still catches a shared "
+    "scale error of 1.4x or more",
+)
 # `special` data (huge and tiny values) leave int4 weights little signal by design, like `full-range`.
-_INT4_FLOORS = {"full-range": _SATURATED, "special": SqnrFloor(
-    0.0, "none", "special data (huge and tiny values) leave int4 weights little signal by design (3.2 and 4.5 dB "
-    "measured on earlier nightly runs): nothing separates a scale error from that")}
+_INT4_FLOORS = {
+    "full-range": _SATURATED,
+    "special": SqnrFloor(
+        0.0,
+        "none",
+        "special data (huge and tiny values) leave int4 weights little signal by design (3.2 and 4.5 dB "
+        "measured on earlier nightly runs): nothing separates a scale error from that",
+    ),
+}
 # Per-tensor int4 weights on `channel-skew` data (output channels' weights spread
 # over 100x, logspace(-1, 1)): one step of max|w|/7 rounds every weight of a
 # channel below 0.71x the largest channel's magnitude to 0, i.e. half of the
@@ -115,9 +143,15 @@ _INT4_FLOORS = {"full-range": _SATURATED, "special": SqnrFloor(
 # their power caps at ~1 each: 10 log10(3.3 / 0.24) = 11.5 dB at best, less with
 # the 3-level channel next to them; measured 5.8 dB on a conv3d with hardtanh,
 # the fake-quant model as low as the lowered one.
-_INT4_PER_TENSOR_FLOORS = {**_INT4_FLOORS, "channel-skew": SqnrFloor(
-    0.0, "none", "per-tensor int4 weights round the weaker half of 100x-skewed channels to 0: 11.5 dB at best "
-    "under a clamp, 5.8 dB measured, the fake-quant model as low: nothing separates a scale error from that")}
+_INT4_PER_TENSOR_FLOORS = {
+    **_INT4_FLOORS,
+    "channel-skew": SqnrFloor(
+        0.0,
+        "none",
+        "per-tensor int4 weights round the weaker half of 100x-skewed channels to 0: 11.5 dB at best "
+        "under a clamp, 5.8 dB measured, the fake-quant model as low: nothing separates a scale error from that",
+    ),
+}
 
 SCHEMES: dict[str, Scheme] = {
     s.name: s
@@ -125,24 +159,73 @@ SCHEMES: dict[str, Scheme] = {
         Scheme("fp32", "TOSA-1.0+FP", DOT_PRODUCT_RULE, dtype="float32", conv_format="fp32", weight_type="FP32"),
         Scheme("fp16", "TOSA-1.0+FP", DOT_PRODUCT_RULE, dtype="float16", conv_format="fp16", weight_type="FP16"),
         Scheme("bf16", "TOSA-1.0+FP+bf16", DOT_PRODUCT_RULE, dtype="bfloat16", conv_format="bf16", weight_type="BF16"),
-        Scheme("a8w8", "TOSA-1.0+INT", INT_RULE, quantizer=QuantizerConfig("a8w8", True),
-               sqnr=_A8W8, sqnr_by_dataset=_INT8_FLOORS, weight_type="INT8"),
-        Scheme("a8w8-pt", "TOSA-1.0+INT", INT_RULE, quantizer=QuantizerConfig("a8w8", False),
-               sqnr=_A8W8, sqnr_by_dataset=_INT8_FLOORS, weight_type="INT8"),
-        Scheme("a16w8", "TOSA-1.0+INT+int16", INT_RULE, quantizer=QuantizerConfig("a16w8", True),
-               sqnr=_A16W8, weight_type="INT8"),
-        Scheme("a8w4", "TOSA-1.0+INT+int4", INT_RULE, quantizer=QuantizerConfig("a8w4", True),
-               sqnr=_A8W4, sqnr_by_dataset=_INT4_FLOORS, mirrors="a8w8", weight_type="INT4"),
-        Scheme("a8w4-pt", "TOSA-1.0+INT+int4", INT_RULE, quantizer=QuantizerConfig("a8w4", False),
-               sqnr=_A8W4, sqnr_by_dataset=_INT4_PER_TENSOR_FLOORS, mirrors="a8w8-pt",
-               weight_type="INT4"),
+        Scheme(
+            "a8w8",
+            "TOSA-1.0+INT",
+            INT_RULE,
+            quantizer=QuantizerConfig("a8w8", True),
+            sqnr=_A8W8,
+            sqnr_by_dataset=_INT8_FLOORS,
+            weight_type="INT8",
+        ),
+        Scheme(
+            "a8w8-pt",
+            "TOSA-1.0+INT",
+            INT_RULE,
+            quantizer=QuantizerConfig("a8w8", False),
+            sqnr=_A8W8,
+            sqnr_by_dataset=_INT8_FLOORS,
+            weight_type="INT8",
+        ),
+        Scheme(
+            "a16w8",
+            "TOSA-1.0+INT+int16",
+            INT_RULE,
+            quantizer=QuantizerConfig("a16w8", True),
+            sqnr=_A16W8,
+            weight_type="INT8",
+        ),
+        Scheme(
+            "a8w4",
+            "TOSA-1.0+INT+int4",
+            INT_RULE,
+            quantizer=QuantizerConfig("a8w4", True),
+            sqnr=_A8W4,
+            sqnr_by_dataset=_INT4_FLOORS,
+            mirrors="a8w8",
+            weight_type="INT4",
+        ),
+        Scheme(
+            "a8w4-pt",
+            "TOSA-1.0+INT+int4",
+            INT_RULE,
+            quantizer=QuantizerConfig("a8w4", False),
+            sqnr=_A8W4,
+            sqnr_by_dataset=_INT4_PER_TENSOR_FLOORS,
+            mirrors="a8w8-pt",
+            weight_type="INT4",
+        ),
         # TOSA FP8 extensions: fp8 operands, an FP16 accumulator and output, a
         # CAST back to fp8. The rule bounds that one rounding after the conv,
         # not one after every op of a graph context: the conv alone, static.
-        Scheme("fp8e4m3", "TOSA-1.0+FP+fp8e4m3", DOT_PRODUCT_CAST_RULE, dtype="float8_e4m3fn",
-               conv_format="fp16", in_graphs=False, weight_type="FP8E4M3"),
-        Scheme("fp8e5m2", "TOSA-1.0+FP+fp8e5m2", DOT_PRODUCT_CAST_RULE, dtype="float8_e5m2",
-               conv_format="fp16", in_graphs=False, weight_type="FP8E5M2"),
+        Scheme(
+            "fp8e4m3",
+            "TOSA-1.0+FP+fp8e4m3",
+            DOT_PRODUCT_CAST_RULE,
+            dtype="float8_e4m3fn",
+            conv_format="fp16",
+            in_graphs=False,
+            weight_type="FP8E4M3",
+        ),
+        Scheme(
+            "fp8e5m2",
+            "TOSA-1.0+FP+fp8e5m2",
+            DOT_PRODUCT_CAST_RULE,
+            dtype="float8_e5m2",
+            conv_format="fp16",
+            in_graphs=False,
+            weight_type="FP8E5M2",
+        ),
     )
 }
 

@@ -63,17 +63,42 @@ class Target:
 def _ethos_u(accelerator: str, fvp: bool = False) -> Target:
     generation = accelerator.split("-")[1].upper()
     if fvp:
-        return Target(f"{accelerator}-fvp", "ethos_u", "fvp", INT_SCHEMES,
-                      f"Ethos-{generation} ({accelerator}) lowering, run on the Corstone FVP", accelerator,
-                      dynamic=False, control_flow=generation == "U85")
-    return Target(accelerator, "ethos_u", "tosa-ref", INT_SCHEMES,
-                  f"Ethos-{generation} ({accelerator}) lowering: its TOSA graph on the TOSA reference model, "
-                  "Vela's compile recorded", accelerator, dynamic=False, control_flow=generation == "U85")
+        return Target(
+            f"{accelerator}-fvp",
+            "ethos_u",
+            "fvp",
+            INT_SCHEMES,
+            f"Ethos-{generation} ({accelerator}) lowering, run on the Corstone FVP",
+            accelerator,
+            dynamic=False,
+            control_flow=generation == "U85",
+        )
+    return Target(
+        accelerator,
+        "ethos_u",
+        "tosa-ref",
+        INT_SCHEMES,
+        f"Ethos-{generation} ({accelerator}) lowering: its TOSA graph on the TOSA reference model, "
+        "Vela's compile recorded",
+        accelerator,
+        dynamic=False,
+        control_flow=generation == "U85",
+    )
 
 
-ETHOS_U_ACCELERATORS = ("ethos-u55-32", "ethos-u55-64", "ethos-u55-128", "ethos-u55-256", "ethos-u65-256",
-                        "ethos-u65-512", "ethos-u85-128", "ethos-u85-256", "ethos-u85-512", "ethos-u85-1024",
-                        "ethos-u85-2048")
+ETHOS_U_ACCELERATORS = (
+    "ethos-u55-32",
+    "ethos-u55-64",
+    "ethos-u55-128",
+    "ethos-u55-256",
+    "ethos-u65-256",
+    "ethos-u65-512",
+    "ethos-u85-128",
+    "ethos-u85-256",
+    "ethos-u85-512",
+    "ethos-u85-1024",
+    "ethos-u85-2048",
+)
 # The configurations the smoke and nightly tiers run; the full tier runs every one.
 MAIN_ETHOS_U = ("ethos-u55-128", "ethos-u55-256", "ethos-u65-256", "ethos-u85-256")
 FVP_ACCELERATORS = ("ethos-u55-128", "ethos-u65-256", "ethos-u85-256")
@@ -84,18 +109,38 @@ VGF_TOOLS = (("model-converter", "pip install -e '.[vgf]' (ai-ml-sdk-model-conve
 TARGETS: dict[str, Target] = {
     t.name: t
     for t in (
-        Target("tosa", "tosa", "tosa-ref", SCHEME_NAMES,
-               "the generic TOSA lowering (TosaCompileSpec, TOSAPartitioner, TOSAQuantizer) on the TOSA reference model"),
-        Target("vgf", "vgf", "tosa-ref", VGF_SCHEMES,
-               "the VGF lowering (VgfCompileSpec, VgfPartitioner, VgfQuantizer, the ML SDK's model converter): "
-               "its TOSA graph on the TOSA reference model, the converter's .vgf recorded",
-               # model-converter 0.11.0 marks the shape extension and control flow illegal: "failed to legalize
-               # operation 'tosa.dim'" (any symbolic dim) and "... 'tosa.cond_if'" (torch.cond), measured on smoke
-               dynamic=False, control_flow=False, tools=VGF_TOOLS),
-        Target("vgf-emu", "vgf", "vgf-emulation", VGF_SCHEMES,
-               "the VGF lowering, its .vgf run by the ML SDK's scenario runner on the ML Emulation Layer for Vulkan "
-               "and compared with the TOSA reference model's run of its TOSA graph",
-               dynamic=False, control_flow=False, tools=VGF_TOOLS, cross_check="tosa-ref"),
+        Target(
+            "tosa",
+            "tosa",
+            "tosa-ref",
+            SCHEME_NAMES,
+            "the generic TOSA lowering (TosaCompileSpec, TOSAPartitioner, TOSAQuantizer) on the TOSA reference model",
+        ),
+        Target(
+            "vgf",
+            "vgf",
+            "tosa-ref",
+            VGF_SCHEMES,
+            "the VGF lowering (VgfCompileSpec, VgfPartitioner, VgfQuantizer, the ML SDK's model converter): "
+            "its TOSA graph on the TOSA reference model, the converter's .vgf recorded",
+            # model-converter 0.11.0 marks the shape extension and control flow illegal: "failed to legalize
+            # operation 'tosa.dim'" (any symbolic dim) and "... 'tosa.cond_if'" (torch.cond), measured on smoke
+            dynamic=False,
+            control_flow=False,
+            tools=VGF_TOOLS,
+        ),
+        Target(
+            "vgf-emu",
+            "vgf",
+            "vgf-emulation",
+            VGF_SCHEMES,
+            "the VGF lowering, its .vgf run by the ML SDK's scenario runner on the ML Emulation Layer for Vulkan "
+            "and compared with the TOSA reference model's run of its TOSA graph",
+            dynamic=False,
+            control_flow=False,
+            tools=VGF_TOOLS,
+            cross_check="tosa-ref",
+        ),
         *(_ethos_u(a) for a in ETHOS_U_ACCELERATORS),
         *(_ethos_u(a, fvp=True) for a in FVP_ACCELERATORS),
     )
@@ -117,8 +162,9 @@ def check_tools(target: Target) -> None:
 
     for tool, install in target.tools:
         if locate(tool) is None:
-            raise ConfigError(f"target {target.name} needs {tool}, which is neither on PATH nor beside "
-                              f"{sys.executable}: {install}")
+            raise ConfigError(
+                f"target {target.name} needs {tool}, which is neither on PATH nor beside {sys.executable}: {install}"
+            )
 
 
 # The contexts with torch.cond, and how many copies of the conv their branches hold (one per branch).

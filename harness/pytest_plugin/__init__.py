@@ -23,9 +23,9 @@ import time
 
 import pytest
 
+from harness.cli.common import EXIT_ENVIRONMENT
 from harness.config import ConfigError, ConvConfig, parse_descriptor
 from harness.pytest_plugin import durations, options, packs, recorder
-from harness.cli.common import EXIT_ENVIRONMENT
 from harness.results.case_result import new_run_id
 
 
@@ -36,8 +36,8 @@ def pytest_addoption(parser):
 def _cases(config) -> list[ConvConfig]:
     """The selected cases (computed once); a bad descriptor, tier or canary is a one-line usage error."""
     if not hasattr(config, "_harness_cases"):
-        from harness.policy.targets import check_case, check_tools, get_target
         from harness.cases.selection import select
+        from harness.policy.targets import check_case, check_tools, get_target
 
         o = config.getoption
         try:
@@ -48,8 +48,14 @@ def _cases(config) -> list[ConvConfig]:
                 for c in config._harness_cases:
                     check_case(target, c)
             else:
-                config._harness_cases = select(o("harness_sweep"), o("harness_random"), o("harness_seed"),
-                                               o("harness_filter"), o("harness_shard"), o("harness_target"))
+                config._harness_cases = select(
+                    o("harness_sweep"),
+                    o("harness_random"),
+                    o("harness_seed"),
+                    o("harness_filter"),
+                    o("harness_shard"),
+                    o("harness_target"),
+                )
             if o("harness_canary"):
                 from harness.faults.canaries import get
 
@@ -63,8 +69,9 @@ def _cases(config) -> list[ConvConfig]:
 
 def _packs(config) -> list:
     if not hasattr(config, "_harness_packs"):
-        config._harness_packs = packs.packs_of(_cases(config), config.getoption("harness_target"),
-                                               config.getoption("harness_pack"))
+        config._harness_packs = packs.packs_of(
+            _cases(config), config.getoption("harness_target"), config.getoption("harness_pack")
+        )
     return config._harness_packs
 
 
@@ -106,8 +113,9 @@ def pytest_configure(config):
             raise pytest.UsageError(str(e)) from None
     worker = getattr(config, "workerinput", None)
     if config.getoption("harness_store_durations") and worker is None:  # the controller sees every report
-        config.pluginmanager.register(durations.Recorder(config.rootpath / config.getoption("harness_store_durations")),
-                                      "harness-store-durations")
+        config.pluginmanager.register(
+            durations.Recorder(config.rootpath / config.getoption("harness_store_durations")), "harness-store-durations"
+        )
     config._harness_run_id = worker["harness_run_id"] if worker else new_run_id()
     config._harness_started = worker["harness_started"] if worker else time.time()
 
@@ -137,7 +145,6 @@ def pytest_xdist_make_scheduler(config, log):
     scopes = packs.scope_by_id(_packs(config)) if config.getoption("harness_pack") > 1 else {}
     order = None if known is None else functools.partial(durations.order_units, known=known)
     return packs.pack_scheduler(config, log, scopes, order)
-
 
 
 def pytest_generate_tests(metafunc):
@@ -192,8 +199,9 @@ def pytest_collection_finish(session):
 def harness_run(request):
     config = request.config
     worker = getattr(config, "workerinput", {}).get("workerid", "main")
-    run = recorder.HarnessRun(config, worker, getattr(config, "_harness_selected", _cases(config)),
-                              getattr(config, "_harness_run_packs", []))
+    run = recorder.HarnessRun(
+        config, worker, getattr(config, "_harness_selected", _cases(config)), getattr(config, "_harness_run_packs", [])
+    )
     yield run
     run.close()
 

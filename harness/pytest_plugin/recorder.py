@@ -22,10 +22,20 @@ class UsageError(ValueError):
 def run_info(config, cases: list[ConvConfig]) -> RunInfo:
     """The pytest run as a run of the history (the same in the controller and every worker)."""
     o = config.getoption
-    return RunInfo(config._harness_run_id, "cases" if o("harness_case") else o("harness_sweep"), o("harness_seed"),
-                   o("harness_target"), random=o("harness_random"), filter=o("harness_filter") or "",
-                   canary=o("harness_canary"), shard=o("harness_shard") or "", expected=len(cases),
-                   started=config._harness_started, versions=versions(), command=" ".join(["pytest", *sys.argv[1:]]))
+    return RunInfo(
+        config._harness_run_id,
+        "cases" if o("harness_case") else o("harness_sweep"),
+        o("harness_seed"),
+        o("harness_target"),
+        random=o("harness_random"),
+        filter=o("harness_filter") or "",
+        canary=o("harness_canary"),
+        shard=o("harness_shard") or "",
+        expected=len(cases),
+        started=config._harness_started,
+        versions=versions(),
+        command=" ".join(["pytest", *sys.argv[1:]]),
+    )
 
 
 def history(config) -> History | None:
@@ -47,9 +57,13 @@ class HarnessRun:
 
     def __init__(self, config, worker_id: str, cases: list[ConvConfig], packs: list):
         o = config.getoption
-        self.settings = RunSettings(o("harness_seed"), o("harness_target"),
-                                    str(Path(o("harness_results")).parent / "artifacts"), o("harness_canary"),
-                                    config._harness_run_id)
+        self.settings = RunSettings(
+            o("harness_seed"),
+            o("harness_target"),
+            str(Path(o("harness_results")).parent / "artifacts"),
+            o("harness_canary"),
+            config._harness_run_id,
+        )
         self.packs = OnDemandPacks(packs, self.settings)
         self._writer = ResultWriter(part_path(config, worker_id))
         self._config, self._cases = config, cases
@@ -82,8 +96,11 @@ def proof_runner(config) -> Callable[[str, str], CaseResult]:
     o = config.getoption
 
     def run(descriptor: str, canary: str) -> CaseResult:
-        return run_configured(parse_descriptor(descriptor), RunSettings(o("harness_seed"), o("harness_target"),
-                                                                        None, canary, config._harness_run_id))
+        return run_configured(
+            parse_descriptor(descriptor),
+            RunSettings(o("harness_seed"), o("harness_target"), None, canary, config._harness_run_id),
+        )
+
     return run
 
 

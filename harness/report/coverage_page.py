@@ -16,10 +16,12 @@ def render(configs: list, title: str) -> str:
         covered = sum(c for _, cells in t["rows"] for c, _ in cells)
         expected = sum(e for _, cells in t["rows"] for _, e in cells)
         tables.append({**t, "covered": covered, "expected": expected})
-    env = Environment(loader=FileSystemLoader(Path(__file__).with_name("templates")),
-                      autoescape=select_autoescape(["html", "j2"]))
-    return env.get_template("coverage.html.j2").render(title=title, cases=len(configs), tables=tables,
-                                                       left_out=list(LEFT_OUT.items()))
+    env = Environment(
+        loader=FileSystemLoader(Path(__file__).with_name("templates")), autoescape=select_autoescape(["html", "j2"])
+    )
+    return env.get_template("coverage.html.j2").render(
+        title=title, cases=len(configs), tables=tables, left_out=list(LEFT_OUT.items())
+    )
 
 
 def write(configs: list, title: str, path: Path) -> Path:

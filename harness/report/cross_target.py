@@ -24,16 +24,27 @@ def latest_runs_of_other_targets(history: History, run: RunInfo, prefix: str) ->
     out: dict[str, str] = {}
     for s in history.summaries():
         r = s.run
-        if (r.status == COMPLETE and r.target != run.target and r.target.startswith(prefix) and r.tier == run.tier
-                and r.filter == run.filter and r.shard == run.shard and r.target not in out and s.cases):
+        if (
+            r.status == COMPLETE
+            and r.target != run.target
+            and r.target.startswith(prefix)
+            and r.tier == run.tier
+            and r.filter == run.filter
+            and r.shard == run.shard
+            and r.target not in out
+            and s.cases
+        ):
             out[r.target] = r.run_id
     return out
 
 
 def refused_here_run_there(here: list[CaseResult], there: list[CaseResult], there_name: str) -> list[Refusal]:
     passed = {r.descriptor for r in there if r.outcome is Outcome.PASS}
-    return [Refusal(r.descriptor, r.rejection or r.issue or r.actual_outcome, there_name)
-            for r in here if r.outcome in REFUSALS and r.descriptor in passed]
+    return [
+        Refusal(r.descriptor, r.rejection or r.issue or r.actual_outcome, there_name)
+        for r in here
+        if r.outcome in REFUSALS and r.descriptor in passed
+    ]
 
 
 def _ops(r: CaseResult) -> Counter:
@@ -49,6 +60,11 @@ def tosa_differences(here: list[CaseResult], generic: list[CaseResult]) -> list[
         if g is None or not r.tosa_ops or _ops(r) == _ops(g):
             continue
         extra, missing = _ops(r) - _ops(g), _ops(g) - _ops(r)
-        out.append({"descriptor": r.descriptor, "extra": " ".join(sorted(extra.elements())),
-                    "missing": " ".join(sorted(missing.elements()))})
+        out.append(
+            {
+                "descriptor": r.descriptor,
+                "extra": " ".join(sorted(extra.elements())),
+                "missing": " ".join(sorted(missing.elements())),
+            }
+        )
     return out

@@ -23,17 +23,27 @@ def _case(r: CaseResult) -> str:
 def _sections(d: Diff) -> list[tuple[str, list[str]]]:
     return [
         ("New failures", [_case(n) + (f" [was {b.outcome.value}]" if b else " [new case]") for b, n in d.new_failures]),
-        ("Flaky (same versions, seed, target and canary, different outcome)",
-         [f"{n.descriptor}: {b.outcome.value} -> {n.outcome.value}" for b, n in d.flakes]),
+        (
+            "Flaky (same versions, seed, target and canary, different outcome)",
+            [f"{n.descriptor}: {b.outcome.value} -> {n.outcome.value}" for b, n in d.flakes],
+        ),
         ("Drift past threshold", [f"{x.descriptor}: {x.metric} {x.before:.4g} -> {x.after:.4g}" for x in d.drift]),
         ("Stale expectations", [f"{r.descriptor}: {r.stale}" for r in d.stale]),
         ("Fixed", [f"{n.descriptor}: {b.outcome.value} -> {n.outcome.value}" for b, n in d.fixed]),
         ("Other outcome changes", [f"{n.descriptor}: {b.outcome.value} -> {n.outcome.value}" for b, n in d.changed]),
         ("Cases added", [r.descriptor for r in d.added]),
         ("Cases removed", [r.descriptor for r in d.removed]),
-        *[(f"What the backend did differently ({d.backends[0]} -> {d.backends[1]}): {kind}",
-           [f"{c.descriptor}: {c.before} -> {c.after}" + (f" [{c.explained}]" if c.explained else "")
-            for c in d.behaviour if c.kind == kind]) for kind in BEHAVIOURS],
+        *[
+            (
+                f"What the backend did differently ({d.backends[0]} -> {d.backends[1]}): {kind}",
+                [
+                    f"{c.descriptor}: {c.before} -> {c.after}" + (f" [{c.explained}]" if c.explained else "")
+                    for c in d.behaviour
+                    if c.kind == kind
+                ],
+            )
+            for kind in BEHAVIOURS
+        ],
     ]
 
 
@@ -58,8 +68,10 @@ def to_markdown(d: Diff) -> str:
     for title, rows in _sections(d):
         if not rows:
             continue
-        lines.append(f"<details{' open' if title in ('New failures', 'Drift past threshold') else ''}>"
-                     f"<summary>{title}: {len(rows)}</summary>\n")
+        lines.append(
+            f"<details{' open' if title in ('New failures', 'Drift past threshold') else ''}>"
+            f"<summary>{title}: {len(rows)}</summary>\n"
+        )
         lines += [f"- `{row}`" for row in rows[:MARKDOWN_ROWS]]
         if len(rows) > MARKDOWN_ROWS:
             lines.append(f"- ... and {len(rows) - MARKDOWN_ROWS} more")
@@ -69,15 +81,30 @@ def to_markdown(d: Diff) -> str:
 
 def to_json(d: Diff) -> str:
     def pair(b, n):
-        return {"descriptor": n.descriptor, "before": b.outcome.value if b else None, "after": n.outcome.value,
-                "reason": n.stale or n.reason}
+        return {
+            "descriptor": n.descriptor,
+            "before": b.outcome.value if b else None,
+            "after": n.outcome.value,
+            "reason": n.stale or n.reason,
+        }
 
-    return json.dumps({
-        "base": d.base, "new": d.new, "regression": d.regression, "same_inputs": d.same_inputs, "counts": d.counts(),
-        "new_failures": [pair(b, n) for b, n in d.new_failures], "fixed": [pair(b, n) for b, n in d.fixed],
-        "changed": [pair(b, n) for b, n in d.changed], "flakes": [pair(b, n) for b, n in d.flakes],
-        "added": [r.descriptor for r in d.added], "removed": [r.descriptor for r in d.removed],
-        "stale": [{"descriptor": r.descriptor, "stale": r.stale} for r in d.stale],
-        "drift": [vars(x) for x in d.drift],
-        "backends": list(d.backends), "behaviour": [vars(c) for c in d.behaviour],
-    }, indent=2)
+    return json.dumps(
+        {
+            "base": d.base,
+            "new": d.new,
+            "regression": d.regression,
+            "same_inputs": d.same_inputs,
+            "counts": d.counts(),
+            "new_failures": [pair(b, n) for b, n in d.new_failures],
+            "fixed": [pair(b, n) for b, n in d.fixed],
+            "changed": [pair(b, n) for b, n in d.changed],
+            "flakes": [pair(b, n) for b, n in d.flakes],
+            "added": [r.descriptor for r in d.added],
+            "removed": [r.descriptor for r in d.removed],
+            "stale": [{"descriptor": r.descriptor, "stale": r.stale} for r in d.stale],
+            "drift": [vars(x) for x in d.drift],
+            "backends": list(d.backends),
+            "behaviour": [vars(c) for c in d.behaviour],
+        },
+        indent=2,
+    )

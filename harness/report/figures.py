@@ -69,8 +69,10 @@ def scheme_numbers(results: list[CaseResult]) -> list[SchemeNumbers]:
         worst_ratio, worst_case = max(ratios)
         # the case closest to its own SQNR floor
         floored = [r for r in rs if r.metrics.get("sqnr_db") is not None and r.metrics.get("sqnr_floor_db")]
-        sqnr = [(r.metrics["sqnr_db"] - r.metrics["sqnr_floor_db"], r.metrics["sqnr_db"], r.metrics["sqnr_floor_db"])
-                for r in floored]
+        sqnr = [
+            (r.metrics["sqnr_db"] - r.metrics["sqnr_floor_db"], r.metrics["sqnr_db"], r.metrics["sqnr_floor_db"])
+            for r in floored
+        ]
         low = min(sqnr)[1:] if sqnr else (None, None)
         unfloored = sum(r.metrics.get("sqnr_floor_db") == 0 for r in rs)
         out.append(SchemeNumbers(scheme, len(rs), exact, worst_ratio, worst_case, low[0], low[1], unfloored))
@@ -106,8 +108,13 @@ def signature(r: CaseResult) -> str:
         parts.append(r.error_type)
     where = r.metrics.get("where")
     if where:
-        parts.append("border only" if where["interior"] == 0 else "interior only" if where["border"] == 0
-                     else "border and interior")
+        parts.append(
+            "border only"
+            if where["interior"] == 0
+            else "interior only"
+            if where["border"] == 0
+            else "border and interior"
+        )
     return " / ".join(parts)
 
 
@@ -148,8 +155,10 @@ def where_text(r: CaseResult) -> str:
     w = r.metrics.get("where")
     if not w:
         return ""
-    return (f"{w['border']} on the border, {w['interior']} inside; channels {w['channels']} "
-            f"({w['n_channels']} of {w['of_channels']})")
+    return (
+        f"{w['border']} on the border, {w['interior']} inside; channels {w['channels']} "
+        f"({w['n_channels']} of {w['of_channels']})"
+    )
 
 
 # -- the config space, for heatmaps ----------------------------------------------------------
@@ -171,8 +180,13 @@ AXES = {  # name -> value of a config on that axis (spatial ones: the first axis
     "context": lambda c: c.context,
     "dataset": lambda c: c.dataset,
 }
-HEATMAPS = (("kernel", "stride"), ("stride", "dilation"), ("groups", "rank"), ("scheme", "context"),
-            ("dataset", "scheme"))
+HEATMAPS = (
+    ("kernel", "stride"),
+    ("stride", "dilation"),
+    ("groups", "rank"),
+    ("scheme", "context"),
+    ("dataset", "scheme"),
+)
 
 
 @dataclass
@@ -209,13 +223,21 @@ def grid(results: list[CaseResult], x: str, y: str) -> Grid:
     pass_rate, max_ratio, counts, cycles, known = [], [], [], [], []
     for vy in ys:
         row = [cells.get((vx, vy), []) for vx in xs]
-        ratios = [[v for v in (error_ratio(r.rule, r.metrics) for r in rs if r.rule and r.outcome is not
-                               Outcome.KNOWN_ISSUE) if v is not None] for rs in row]
+        ratios = [
+            [
+                v
+                for v in (error_ratio(r.rule, r.metrics) for r in rs if r.rule and r.outcome is not Outcome.KNOWN_ISSUE)
+                if v is not None
+            ]
+            for rs in row
+        ]
         pass_rate.append([sum(r.green for r in rs) / len(rs) if rs else None for rs in row])
         known.append([sum(r.outcome is Outcome.KNOWN_ISSUE for r in rs) / len(rs) if rs else None for rs in row])
         max_ratio.append([max(v) if v else None for v in ratios])
         counts.append([len(rs) for rs in row])
-        per_mac = [[r.metrics["vela"]["cycles_per_mac"] for r in rs if "cycles_per_mac" in r.metrics.get("vela", {})]
-                   for rs in row]
+        per_mac = [
+            [r.metrics["vela"]["cycles_per_mac"] for r in rs if "cycles_per_mac" in r.metrics.get("vela", {})]
+            for rs in row
+        ]
         cycles.append([statistics.median(v) if v else None for v in per_mac])
     return Grid(x, y, xs, ys, pass_rate, max_ratio, counts, cycles, known)

@@ -44,8 +44,13 @@ from harness.report.summary import explanation
 from harness.results.case_result import CaseResult, Outcome
 
 ROWS_PER_GROUP = 50  # cases listed per failure signature; the results file has them all
-_ENV = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).with_name("templates")),
-                          autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+_ENV = jinja2.Environment(
+    loader=jinja2.FileSystemLoader(Path(__file__).with_name("templates")),
+    autoescape=True,
+    undefined=jinja2.StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
 # A descriptor may break after each '_' (escaped first, then the break hints added).
 _ENV.filters["wrap"] = lambda text: markupsafe.Markup(str(markupsafe.escape(text)).replace("_", "_<wbr>"))
 
@@ -59,9 +64,17 @@ def source_url(link: str, executorch_git: str) -> str | None:
 
 
 def _case_row(r: CaseResult) -> dict:
-    return {"descriptor": r.descriptor, "outcome": r.outcome.value, "reason": r.stale or r.reason,
-            "short": short(r.stale or r.reason), "error": error_text(r), "where": where_text(r),
-            "worst": r.metrics.get("worst", ""), "repro": r.repro, "artifacts": r.artifacts or ""}
+    return {
+        "descriptor": r.descriptor,
+        "outcome": r.outcome.value,
+        "reason": r.stale or r.reason,
+        "short": short(r.stale or r.reason),
+        "error": error_text(r),
+        "where": where_text(r),
+        "worst": r.metrics.get("worst", ""),
+        "repro": r.repro,
+        "artifacts": r.artifacts or "",
+    }
 
 
 def _failure_groups(results: list[CaseResult]) -> list[dict]:
@@ -71,8 +84,15 @@ def _failure_groups(results: list[CaseResult]) -> list[dict]:
         typical = rows[0]["short"]
         for row in rows:
             row["same_reason"] = row["short"] == typical
-        out.append({"signature": sig, "count": len(rs), "typical": typical, "cases": rows,
-                    "more": max(0, len(rs) - ROWS_PER_GROUP)})
+        out.append(
+            {
+                "signature": sig,
+                "count": len(rs),
+                "typical": typical,
+                "cases": rows,
+                "more": max(0, len(rs) - ROWS_PER_GROUP),
+            }
+        )
     return out
 
 
@@ -81,10 +101,18 @@ def _diff_groups(pairs: list[tuple[CaseResult | None, CaseResult]], unpaired: st
     groups: dict[str, list] = {}
     for b, n in pairs:
         groups.setdefault(signature(n) if not n.green else n.outcome.value, []).append((b, n))
-    return [{"signature": sig, "typical": short(ps[0][1].stale or ps[0][1].reason), "repro": ps[0][1].repro,
-             "cases": [{"descriptor": n.descriptor, "change": f"{b.outcome.value} → {n.outcome.value}" if b else unpaired}
-                       for b, n in ps]}
-            for sig, ps in sorted(groups.items(), key=lambda kv: -len(kv[1]))]
+    return [
+        {
+            "signature": sig,
+            "typical": short(ps[0][1].stale or ps[0][1].reason),
+            "repro": ps[0][1].repro,
+            "cases": [
+                {"descriptor": n.descriptor, "change": f"{b.outcome.value} → {n.outcome.value}" if b else unpaired}
+                for b, n in ps
+            ],
+        }
+        for sig, ps in sorted(groups.items(), key=lambda kv: -len(kv[1]))
+    ]
 
 
 def _known_issues(results: list[CaseResult], executorch_git: str) -> list[dict]:
@@ -95,10 +123,18 @@ def _known_issues(results: list[CaseResult], executorch_git: str) -> list[dict]:
     out = []
     for issue, rs in sorted(groups.items(), key=lambda kv: -len(kv[1])):
         known = entry(issue)
-        out.append({"id": issue, "reason": known.reason if known else "(no longer in the registry)",
-                    "link": known.link if known else "", "url": source_url(known.link, executorch_git) if known else None,
-                    "cases": [{"descriptor": r.descriptor, "actual": r.actual_outcome, "reason": r.reason,
-                               "repro": r.repro} for r in rs]})
+        out.append(
+            {
+                "id": issue,
+                "reason": known.reason if known else "(no longer in the registry)",
+                "link": known.link if known else "",
+                "url": source_url(known.link, executorch_git) if known else None,
+                "cases": [
+                    {"descriptor": r.descriptor, "actual": r.actual_outcome, "reason": r.reason, "repro": r.repro}
+                    for r in rs
+                ],
+            }
+        )
     return out
 
 
@@ -118,15 +154,21 @@ def _cross_target(history: History | None, run: RunInfo, results: list[CaseResul
     if history is None or not (run.target.startswith("ethos-u") or run.target in ("vgf", "vgf-emu")):
         return None
     others = latest_runs_of_other_targets(history, run, "ethos-u" if run.target.startswith("ethos-u") else "tosa")
-    refused = [x for name, run_id in sorted(others.items())
-               for x in refused_here_run_there(results, history.results(run_id), name)]
+    refused = [
+        x
+        for name, run_id in sorted(others.items())
+        for x in refused_here_run_there(results, history.results(run_id), name)
+    ]
     generic = latest_runs_of_other_targets(history, run, "tosa").get("tosa")
-    return {"others": sorted(others), "refused": refused, "generic": generic,
-            "tosa_diff": tosa_differences(results, history.results(generic)) if generic else []}
+    return {
+        "others": sorted(others),
+        "refused": refused,
+        "generic": generic,
+        "tosa_diff": tosa_differences(results, history.results(generic)) if generic else [],
+    }
 
 
-def context(history: History | None, run: RunInfo, results: list[CaseResult], d: Diff | None,
-            trend: int = 30) -> dict:
+def context(history: History | None, run: RunInfo, results: list[CaseResult], d: Diff | None, trend: int = 30) -> dict:
     """Everything the template shows (plots included), as plain values."""
     versions = results[0].versions if results else run.versions
     trend_runs = history.summaries(trend, like=run) if history is not None else []
@@ -139,20 +181,36 @@ def context(history: History | None, run: RunInfo, results: list[CaseResult], d:
         "counts": outcome_counts(results),
         "diff": d,
         "diff_headline": headline(d) if d else "",
-        "diff_sections": [] if d is None else [
-            (title, _diff_groups(pairs, unpaired)) for title, pairs, unpaired in (
-                ("New failures", d.new_failures, "new case"), ("Flaky", d.flakes, ""),
+        "diff_sections": []
+        if d is None
+        else [
+            (title, _diff_groups(pairs, unpaired))
+            for title, pairs, unpaired in (
+                ("New failures", d.new_failures, "new case"),
+                ("Flaky", d.flakes, ""),
                 ("Stale expectations", [(None, r) for r in d.stale], "expectation no longer holds"),
-                ("Fixed", d.fixed, ""), ("Other outcome changes", d.changed, "")) if pairs],
+                ("Fixed", d.fixed, ""),
+                ("Other outcome changes", d.changed, ""),
+            )
+            if pairs
+        ],
         "failures": _failure_groups(results),
         "known": _known_issues(results, versions.get("executorch-git", "")),
         "explained": _explained(results),
         "numbers": scheme_numbers(results),
         "unfloored": unfloored_reasons(results),
-        "heatmaps": [{"title": f"{y} x {x}", "pass": plots.heatmap(g, "pass_rate"), "error": plots.heatmap(g, "ratio"),
-                      "known": plots.heatmap(g, "known") if g.has_known else None,
-                      "cycles": plots.heatmap(g, "cycles") if g.has_cycles else None}
-                     for x, y in HEATMAPS for g in [grid(results, x, y)] if g.xs and g.ys],
+        "heatmaps": [
+            {
+                "title": f"{y} x {x}",
+                "pass": plots.heatmap(g, "pass_rate"),
+                "error": plots.heatmap(g, "ratio"),
+                "known": plots.heatmap(g, "known") if g.has_known else None,
+                "cycles": plots.heatmap(g, "cycles") if g.has_cycles else None,
+            }
+            for x, y in HEATMAPS
+            for g in [grid(results, x, y)]
+            if g.xs and g.ys
+        ],
         "cross": _cross_target(history, run, results),
         "trend": plots.trend(trend_runs) if len(trend_runs) > 1 else None,
         "trend_runs": len(trend_runs),
@@ -161,15 +219,20 @@ def context(history: History | None, run: RunInfo, results: list[CaseResult], d:
     }
 
 
-def write_report(history: History | None, run: RunInfo, results: list[CaseResult], out: Path, d: Diff | None = None,
-                 trend: int = 30) -> Path:
+def write_report(
+    history: History | None, run: RunInfo, results: list[CaseResult], out: Path, d: Diff | None = None, trend: int = 30
+) -> Path:
     """Write `out/index.html` and `out/junit.xml` (and `out/releases.html` when the history holds the tier on
     another ExecuTorch too); returns the page's path."""
     out.mkdir(parents=True, exist_ok=True)
     page = out / "index.html"
     releases = release_page(history, run) if history is not None else None
-    page.write_text(_ENV.get_template("index.html.j2").render(**context(history, run, results, d, trend),
-                                                                releases=releases is not None), encoding="utf-8")
+    page.write_text(
+        _ENV.get_template("index.html.j2").render(
+            **context(history, run, results, d, trend), releases=releases is not None
+        ),
+        encoding="utf-8",
+    )
     write_junit(run, results, out / "junit.xml")
     if releases is not None:
         (out / "releases.html").write_text(_ENV.get_template("releases.html.j2").render(**releases), encoding="utf-8")

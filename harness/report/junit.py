@@ -33,16 +33,20 @@ def _detail(r: CaseResult) -> str:
 
 
 def junit_tree(run: RunInfo, results: list[CaseResult]) -> ET.ElementTree:
-    suite = ET.Element("testsuite", name=f"conv-harness {run.tier} on {run.target}",
-                       timestamp=time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(run.started)),
-                       hostname=run.host)
+    suite = ET.Element(
+        "testsuite",
+        name=f"conv-harness {run.tier} on {run.target}",
+        timestamp=time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(run.started)),
+        hostname=run.host,
+    )
     counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     total_time = 0.0
     for r in results:
         seconds = r.timings_s.get("total", 0.0)
         total_time += seconds
-        case = ET.SubElement(suite, "testcase", classname=f"{op_of(r)}.{scheme_of(r)}", name=r.descriptor,
-                             time=f"{seconds:.3f}")
+        case = ET.SubElement(
+            suite, "testcase", classname=f"{op_of(r)}.{scheme_of(r)}", name=r.descriptor, time=f"{seconds:.3f}"
+        )
         counts["tests"] += 1
         if r.stale or (not r.outcome.ok and r.outcome not in _ERRORS):
             counts["failures"] += 1
@@ -58,8 +62,14 @@ def junit_tree(run: RunInfo, results: list[CaseResult]) -> ET.ElementTree:
     for k, v in counts.items():
         suite.set(k, str(v))
     suite.set("time", f"{total_time:.3f}")
-    suites = ET.Element("testsuites", name=f"conv-harness run {run.run_id}", tests=str(counts["tests"]),
-                        failures=str(counts["failures"]), errors=str(counts["errors"]), time=f"{total_time:.3f}")
+    suites = ET.Element(
+        "testsuites",
+        name=f"conv-harness run {run.run_id}",
+        tests=str(counts["tests"]),
+        failures=str(counts["failures"]),
+        errors=str(counts["errors"]),
+        time=f"{total_time:.3f}",
+    )
     suites.append(suite)
     return ET.ElementTree(suites)
 

@@ -15,7 +15,6 @@ import numpy as np  # noqa: E402
 from harness.history.db import RunSummary  # noqa: E402
 from harness.report.figures import Grid  # noqa: E402
 from harness.results.case_result import CaseResult  # noqa: E402
-
 from harness.results.stages import STAGES, stage_seconds
 
 
@@ -46,12 +45,24 @@ def heatmap(g: Grid, what: str) -> str:
         title = "max unexplained error / own limit (capped at 2)"
     for (i, j), v in np.ndenumerate(data):
         if not np.isnan(v):
-            light = v < 0.5 if what == "pass_rate" else v > 0.5 if what == "known" else v > 1.2 if what == "ratio" \
+            light = (
+                v < 0.5
+                if what == "pass_rate"
+                else v > 0.5
+                if what == "known"
+                else v > 1.2
+                if what == "ratio"
                 else v < np.nanmean(data)
+            )
             text = f"{v:.0%}" if what in ("pass_rate", "known") else f"{v:.3g}" if what == "cycles" else f"{v:.2f}"
             ax.text(j, i, text, ha="center", va="center", fontsize=7, color="white" if light else "black")
-    ax.set_xticks(range(len(g.xs)), [str(x) for x in g.xs], rotation=45 if len(g.xs) > 6 else 0, ha="right"
-                  if len(g.xs) > 6 else "center", fontsize=8)
+    ax.set_xticks(
+        range(len(g.xs)),
+        [str(x) for x in g.xs],
+        rotation=45 if len(g.xs) > 6 else 0,
+        ha="right" if len(g.xs) > 6 else "center",
+        fontsize=8,
+    )
     ax.set_yticks(range(len(g.ys)), [str(y) for y in g.ys], fontsize=8)
     ax.set_xlabel(g.x)
     ax.set_ylabel(g.y)
@@ -84,8 +95,14 @@ def trend(summaries: list[RunSummary]) -> str:
 
 def stage_times(results: list[CaseResult]) -> str:
     """Distribution of each stage's time per case."""
-    data = [[stage_seconds(r.timings_s, s) for r in results if s in r.timings_s or (s == "judge" and "compare" in r.timings_s)]
-            for s in STAGES]
+    data = [
+        [
+            stage_seconds(r.timings_s, s)
+            for r in results
+            if s in r.timings_s or (s == "judge" and "compare" in r.timings_s)
+        ]
+        for s in STAGES
+    ]
     shown = [(s, d) for s, d in zip(STAGES, data) if d]
     fig, ax = plt.subplots(figsize=(7, 3))
     if shown:

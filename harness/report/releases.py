@@ -56,12 +56,23 @@ def releases_of(history: History, run: RunInfo) -> list[Release]:
     for s in history.summaries():
         r = s.run
         label = backend_label(r.versions)
-        if (r.status == COMPLETE and s.cases and label not in found and r.tier == run.tier and r.target == run.target
-                and r.seed == run.seed and r.filter == run.filter and r.shard == run.shard and r.random == run.random
-                and not r.canary):
+        if (
+            r.status == COMPLETE
+            and s.cases
+            and label not in found
+            and r.tier == run.tier
+            and r.target == run.target
+            and r.seed == run.seed
+            and r.filter == run.filter
+            and r.shard == run.shard
+            and r.random == run.random
+            and not r.canary
+        ):
             found[label] = r
-    return [Release(label, r, {x.descriptor: x for x in history.results(r.run_id)})
-            for label, r in sorted(found.items(), key=lambda kv: _order(kv[0]))]
+    return [
+        Release(label, r, {x.descriptor: x for x in history.results(r.run_id)})
+        for label, r in sorted(found.items(), key=lambda kv: _order(kv[0]))
+    ]
 
 
 def cell(r: CaseResult | None) -> str:
@@ -83,16 +94,35 @@ def page(history: History, run: RunInfo) -> dict | None:
         return None
     steps = [step(a, b) for a, b in zip(rels, rels[1:])]
     differing = sorted({c.descriptor for s in steps for c in s.changes})
-    rows = [{"descriptor": d, "cells": [cell(r.results.get(d)) for r in rels],
-             "reason": short(next((r.results[d].reason for r in reversed(rels) if d in r.results
-                                   and r.results[d].actual_outcome != "pass"), ""))}
-            for d in differing]
+    rows = [
+        {
+            "descriptor": d,
+            "cells": [cell(r.results.get(d)) for r in rels],
+            "reason": short(
+                next(
+                    (
+                        r.results[d].reason
+                        for r in reversed(rels)
+                        if d in r.results and r.results[d].actual_outcome != "pass"
+                    ),
+                    "",
+                )
+            ),
+        }
+        for d in differing
+    ]
     columns = []
     for r in rels:
         actual: dict[str, int] = {}
         for x in r.results.values():
             actual[x.actual_outcome] = actual.get(x.actual_outcome, 0) + 1
-        columns.append({"label": r.label, "run_id": r.run.run_id, "cases": len(r.results),
-                        "green": sum(x.green for x in r.results.values()), "actual": dict(sorted(actual.items()))})
-    return {"tier": run.tier, "target": run.target, "seed": run.seed, "columns": columns, "steps": steps,
-            "rows": rows}
+        columns.append(
+            {
+                "label": r.label,
+                "run_id": r.run.run_id,
+                "cases": len(r.results),
+                "green": sum(x.green for x in r.results.values()),
+                "actual": dict(sorted(actual.items())),
+            }
+        )
+    return {"tier": run.tier, "target": run.target, "seed": run.seed, "columns": columns, "steps": steps, "rows": rows}

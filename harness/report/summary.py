@@ -36,19 +36,31 @@ def explanation(r: CaseResult) -> str:
 
 
 def _numerics_table(results: list[CaseResult]) -> list[str]:
-    rows = [f"| {n.scheme} | {n.cases} | {n.exact_share:.4%} | {n.worst_ratio:.2f}"
-            + (f" (`{n.worst_case}`)" if n.worst_ratio > 0 else "") + " | "
-            + (f"{n.min_sqnr:.1f} dB (floor {n.min_sqnr_floor:.0f})" if n.min_sqnr is not None else "-")
-            + (f"; {n.unfloored} without a floor" if n.unfloored else "") + " |"
-            for n in scheme_numbers(results)]
+    rows = [
+        f"| {n.scheme} | {n.cases} | {n.exact_share:.4%} | {n.worst_ratio:.2f}"
+        + (f" (`{n.worst_case}`)" if n.worst_ratio > 0 else "")
+        + " | "
+        + (f"{n.min_sqnr:.1f} dB (floor {n.min_sqnr_floor:.0f})" if n.min_sqnr is not None else "-")
+        + (f"; {n.unfloored} without a floor" if n.unfloored else "")
+        + " |"
+        for n in scheme_numbers(results)
+    ]
     if not rows:
         return []
-    unfloored = [f"- SQNR not checked on `{d}` data in {s} ({n} case(s)): {why}"
-                 for s, d, n, why in unfloored_reasons(results)]
-    return ["Numbers over the judged cases that passed (known issues and mistrusted cases apart); an error is given "
-            "as a share of its own case's limit (1.00 = at the limit).", "",
-            "| scheme | cases | elements exact | worst error / own limit | SQNR nearest its floor |",
-            "|---|---|---|---|---|", *rows, "", *unfloored, *([""] if unfloored else [])]
+    unfloored = [
+        f"- SQNR not checked on `{d}` data in {s} ({n} case(s)): {why}" for s, d, n, why in unfloored_reasons(results)
+    ]
+    return [
+        "Numbers over the judged cases that passed (known issues and mistrusted cases apart); an error is given "
+        "as a share of its own case's limit (1.00 = at the limit).",
+        "",
+        "| scheme | cases | elements exact | worst error / own limit | SQNR nearest its floor |",
+        "|---|---|---|---|---|",
+        *rows,
+        "",
+        *unfloored,
+        *([""] if unfloored else []),
+    ]
 
 
 def _op_scheme_table(results: list[CaseResult]) -> list[str]:
@@ -61,8 +73,10 @@ def _op_scheme_table(results: list[CaseResult]) -> list[str]:
         table[(op_of(r), scheme)][r.outcome.value] += 1
     lines = ["| conv op | " + " | ".join(schemes) + " |", "|---|" + "---|" * len(schemes)]
     for op in sorted({op for op, _ in table}):
-        cells = [", ".join(f"{n} {k}" for k, n in sorted(table[(op, s)].items())) if (op, s) in table else ""
-                 for s in schemes]
+        cells = [
+            ", ".join(f"{n} {k}" for k, n in sorted(table[(op, s)].items())) if (op, s) in table else ""
+            for s in schemes
+        ]
         lines.append(f"| {op} | " + " | ".join(cells) + " |")
     return lines + [""]
 
@@ -87,8 +101,12 @@ def _failures(results: list[CaseResult]) -> list[str]:
 
 
 def _explained(results: list[CaseResult]) -> list[str]:
-    explained = [r for r in results if r.green and r.outcome in (Outcome.KNOWN_ISSUE, Outcome.EXPECTED_REJECTION,
-                                                                   Outcome.SKIPPED, Outcome.MISTRUSTED)]
+    explained = [
+        r
+        for r in results
+        if r.green
+        and r.outcome in (Outcome.KNOWN_ISSUE, Outcome.EXPECTED_REJECTION, Outcome.SKIPPED, Outcome.MISTRUSTED)
+    ]
     if not explained:
         return []
     lines = ["## Explained (not failures)", ""]
@@ -109,8 +127,10 @@ def _timings(results: list[CaseResult]) -> list[str]:
         return []
     stages = sorted({k for r in results for k in r.timings_s if k != "total"})
     med = {s: statistics.median([r.timings_s[s] for r in results if s in r.timings_s]) for s in stages}
-    return [f"Per-case time: median {statistics.median(totals):.3f} s, max {max(totals):.3f} s, "
-            f"sum {sum(totals):.1f} s; stage medians: " + ", ".join(f"{s} {t:.3f}" for s, t in med.items())]
+    return [
+        f"Per-case time: median {statistics.median(totals):.3f} s, max {max(totals):.3f} s, "
+        f"sum {sum(totals):.1f} s; stage medians: " + ", ".join(f"{s} {t:.3f}" for s, t in med.items())
+    ]
 
 
 def summarize(results: list[CaseResult], title: str = "Conv numerics sweep") -> str:
@@ -121,9 +141,13 @@ def summarize(results: list[CaseResult], title: str = "Conv numerics sweep") -> 
     v = results[0].versions
     counts = outcome_counts(results)
     green = sum(r.green for r in results)
-    lines += ["Versions: " + ", ".join(f"{k} {v[k]}" for k in sorted(v)) + f"; seed {results[0].seed}.", "",
-              f"**{len(results)} cases: {green} green, {len(results) - green} not.** "
-              + ", ".join(f"{n} {k}" for k, n in counts.items()), ""]
+    lines += [
+        "Versions: " + ", ".join(f"{k} {v[k]}" for k in sorted(v)) + f"; seed {results[0].seed}.",
+        "",
+        f"**{len(results)} cases: {green} green, {len(results) - green} not.** "
+        + ", ".join(f"{n} {k}" for k, n in counts.items()),
+        "",
+    ]
     lines += _op_scheme_table(results) + _numerics_table(results)
     lines += [f"Mistrusted share: {counts.get('mistrusted', 0) / len(results):.1%} (never counted as passes).", ""]
     lines += _failures(results) + _explained(results) + _timings(results)

@@ -20,8 +20,8 @@ from __future__ import annotations
 import pprint
 from pathlib import Path
 
-from harness.contexts.names import CONTEXTS
 from harness.config import ConfigError, ConvConfig
+from harness.contexts.names import CONTEXTS
 from harness.policy.schemes import SCHEMES
 from harness.policy.targets import get_target
 
@@ -32,11 +32,15 @@ _PLACEHOLDER = "CASE: dict = {}  # filled in by harness.repro.script"
 def check_reproducible(config: ConvConfig) -> None:
     """ConfigError (one line) for a case a standalone script cannot carry."""
     if config.dynamic != "none":
-        raise ConfigError(f"repro writes static cases only, not dy {config.dynamic}: the reference model needs a "
-                          "dynamic program's shapes resolved per run; use `python -m harness run` for it")
+        raise ConfigError(
+            f"repro writes static cases only, not dy {config.dynamic}: the reference model needs a "
+            "dynamic program's shapes resolved per run; use `python -m harness run` for it"
+        )
     if CONTEXTS[config.context].control_flow:
-        raise ConfigError(f"repro cannot write cx {config.context}: quantizing torch.cond branches needs the "
-                          "harness's per-branch PT2E; use `python -m harness run` for it")
+        raise ConfigError(
+            f"repro cannot write cx {config.context}: quantizing torch.cond branches needs the "
+            "harness's per-branch PT2E; use `python -m harness run` for it"
+        )
 
 
 def write_repro(config: ConvConfig, out: str | Path, seed: int = 0, target: str = "tosa") -> list[Path]:
@@ -66,15 +70,27 @@ def write_repro(config: ConvConfig, out: str | Path, seed: int = 0, target: str 
     inputs = p.tensors.inputs if p.quantized is not None else program_inputs(config, p.tensors)
     out.parent.mkdir(parents=True, exist_ok=True)
     torch.export.save(torch.export.export(exported_model, inputs), program_path)
-    torch.save({"inputs": list(program_inputs(config, p.tensors)), "calibration": [list(s) for s in p.tensors.calibration],
-                "expected": torch.from_numpy(expectation.expected), "limit": torch.from_numpy(expectation.limit)},
-               data_path)
+    torch.save(
+        {
+            "inputs": list(program_inputs(config, p.tensors)),
+            "calibration": [list(s) for s in p.tensors.calibration],
+            "expected": torch.from_numpy(expectation.expected),
+            "limit": torch.from_numpy(expectation.limit),
+        },
+        data_path,
+    )
     q = SCHEMES[config.scheme].quantizer
     case = {
-        "descriptor": config.descriptor, "seed": seed, "target": target, "accelerator": t.accelerator,
-        "tosa_spec": backend(t).tosa_spec(t, config.scheme), "quantizer": q.kind if q else "",
-        "per_channel": q.per_channel if q else False, "rule": expectation.rule,
-        "program": program_path.name, "data": data_path.name,
+        "descriptor": config.descriptor,
+        "seed": seed,
+        "target": target,
+        "accelerator": t.accelerator,
+        "tosa_spec": backend(t).tosa_spec(t, config.scheme),
+        "quantizer": q.kind if q else "",
+        "per_channel": q.per_channel if q else False,
+        "rule": expectation.rule,
+        "program": program_path.name,
+        "data": data_path.name,
         "harness": f"python -m harness run '{config.descriptor}' --seed {seed} --target {target}",
     }
     text = TEMPLATE.read_text()
@@ -83,4 +99,3 @@ def write_repro(config: ConvConfig, out: str | Path, seed: int = 0, target: str 
     out.write_text(text.replace(_PLACEHOLDER, "CASE = " + pprint.pformat(case, sort_dicts=False, width=110)))
     out.chmod(0o755)
     return [out, program_path, data_path]
-

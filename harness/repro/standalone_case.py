@@ -52,8 +52,11 @@ def quantize(program: torch.export.ExportedProgram, spec, calibration: list) -> 
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
     quantizer = EthosUQuantizer(spec) if CASE["accelerator"] else TOSAQuantizer(spec)
-    makers = {"a8w8": get_symmetric_quantization_config, "a16w8": get_symmetric_a16w8_quantization_config,
-              "a8w4": lambda is_per_channel: get_symmetric_a8w4_quantization_config(is_per_channel, is_qat=False)}
+    makers = {
+        "a8w8": get_symmetric_quantization_config,
+        "a16w8": get_symmetric_a16w8_quantization_config,
+        "a8w4": lambda is_per_channel: get_symmetric_a8w4_quantization_config(is_per_channel, is_qat=False),
+    }
     quantizer.set_global(makers[CASE["quantizer"]](is_per_channel=CASE["per_channel"]))
     prepared = prepare_pt2e(program.module(check_guards=False), quantizer)
     for sample in calibration:
@@ -70,8 +73,9 @@ def lower(model, inputs: tuple, spec, workdir: str):
     else:
         from executorch.backends.arm.tosa.partitioner import TOSAPartitioner as Partitioner
     exported = model if isinstance(model, torch.export.ExportedProgram) else torch.export.export(model, inputs)
-    program = to_edge_transform_and_lower(exported, partitioner=[Partitioner(spec)],
-                                          compile_config=EdgeCompileConfig(_check_ir_validity=False))
+    program = to_edge_transform_and_lower(
+        exported, partitioner=[Partitioner(spec)], compile_config=EdgeCompileConfig(_check_ir_validity=False)
+    )
     graphs = {}
     gm = program.exported_program().graph_module
     for node in gm.graph.nodes:
@@ -79,7 +83,9 @@ def lower(model, inputs: tuple, spec, workdir: str):
         if delegate is None or not hasattr(delegate, "processed_bytes"):
             continue
         if CASE["accelerator"]:  # processed_bytes is Vela's command stream; the TOSA graph is in workdir
-            tag = next(n.meta["delegation_tag"] for n in delegate.original_module.graph.nodes if n.meta.get("delegation_tag"))
+            tag = next(
+                n.meta["delegation_tag"] for n in delegate.original_module.graph.nodes if n.meta.get("delegation_tag")
+            )
             graphs[node.target] = next(Path(workdir).glob(f"output_{tag}_*.tosa")).read_bytes()
         else:
             graphs[node.target] = bytes(delegate.processed_bytes)
@@ -147,8 +153,10 @@ def check(output: torch.Tensor, expected: np.ndarray, limit: np.ndarray) -> int:
         print(f"PASS: all {out.size} elements within their limit (largest |error| {np.nanmax(diff, initial=0):.6g})")
         return 0
     worst = np.unravel_index(np.argmax(np.where(bad, np.nan_to_num(diff - limit, nan=np.inf), -np.inf)), out.shape)
-    print(f"FAIL: {int(bad.sum())} of {out.size} elements beyond their limit; worst at index {list(map(int, worst))}: "
-          f"got {out[worst]:.8g}, expected {expected[worst]:.8g}, limit {limit[worst]:.3g}")
+    print(
+        f"FAIL: {int(bad.sum())} of {out.size} elements beyond their limit; worst at index {list(map(int, worst))}: "
+        f"got {out[worst]:.8g}, expected {expected[worst]:.8g}, limit {limit[worst]:.3g}"
+    )
     return 1
 
 

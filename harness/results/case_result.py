@@ -14,7 +14,7 @@ import time
 import uuid
 from dataclasses import asdict, dataclass, field
 from enum import Enum
-from functools import lru_cache
+from functools import cache
 
 # 1: the first format (no version field; the registry id and the actual
 # outcome only inside `reason` and `metrics`). 2: structured fields.
@@ -36,7 +36,13 @@ class Outcome(str, Enum):
     @property
     def ok(self) -> bool:
         """Outcomes that leave a sweep green."""
-        return self in (Outcome.PASS, Outcome.EXPECTED_REJECTION, Outcome.KNOWN_ISSUE, Outcome.SKIPPED, Outcome.MISTRUSTED)
+        return self in (
+            Outcome.PASS,
+            Outcome.EXPECTED_REJECTION,
+            Outcome.KNOWN_ISSUE,
+            Outcome.SKIPPED,
+            Outcome.MISTRUSTED,
+        )
 
 
 @dataclass
@@ -69,7 +75,9 @@ class CaseResult:
     conv_ops: list[str] = field(default_factory=list)
     timings_s: dict[str, float] = field(default_factory=dict)
     versions: dict[str, str] = field(default_factory=dict)
-    output_sha256: str = ""  # the outputs' bytes at every size, in order, digested: same digest, same numbers; '' if none
+    output_sha256: str = (
+        ""  # the outputs' bytes at every size, in order, digested: same digest, same numbers; '' if none
+    )
     packed: int = 0  # the size of the pack it was lowered and run in (harness.run.packed); 0: alone
     artifacts: str | None = None  # directory holding inputs/outputs/flatbuffer of a failure
     schema_version: int = SCHEMA_VERSION
@@ -92,7 +100,7 @@ class CaseResult:
         return json.dumps(self.to_dict(), allow_nan=False, default=str)
 
     @classmethod
-    def from_dict(cls, d: dict) -> "CaseResult":
+    def from_dict(cls, d: dict) -> CaseResult:
         values = {k: v for k, v in d.items() if k in cls.__dataclass_fields__}
         values["outcome"] = Outcome(d["outcome"])
         return cls(**values)
@@ -110,7 +118,7 @@ def new_run_id() -> str:
     return f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
 
 
-@lru_cache(maxsize=None)
+@cache
 def versions() -> dict[str, str]:
     """Versions of everything that shapes a result (read once per process, without importing any of it)."""
     from importlib.metadata import PackageNotFoundError, version
@@ -136,11 +144,13 @@ def _executorch_tree() -> dict[str, str]:
     if m.get("kind") != "tree":
         return {}
     commit = m.get("commit", "")
-    return {"executorch-tree": f"{m.get('source', '?')}@{commit[:12]}{'+dirty' if m.get('dirty') else ''}",
-            "executorch-tree-version": m.get("version", ""),
-            # 'tree': exir, the passes and serializers were the tree's own; 'installed X': only parts of the tree
-            "executorch-core": m.get("core", f"installed {m.get('compiled_from', '?')}"),
-            "executorch-compiled": m.get("compiled_from", "")}
+    return {
+        "executorch-tree": f"{m.get('source', '?')}@{commit[:12]}{'+dirty' if m.get('dirty') else ''}",
+        "executorch-tree-version": m.get("version", ""),
+        # 'tree': exir, the passes and serializers were the tree's own; 'installed X': only parts of the tree
+        "executorch-core": m.get("core", f"installed {m.get('compiled_from', '?')}"),
+        "executorch-compiled": m.get("compiled_from", ""),
+    }
 
 
 def _executorch_git() -> str:
@@ -168,12 +178,17 @@ def _harness_commit() -> str:
 
     root = Path(__file__).resolve().parents[2]
     try:
-        head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"], capture_output=True,
-                              text=True, timeout=10)
+        head = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True, timeout=10
+        )
         if head.returncode:
             return "unknown"
-        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     return head.stdout.strip() + ("+dirty" if dirty else "")

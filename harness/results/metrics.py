@@ -26,8 +26,11 @@ METRICS: dict[str, Metric] = {
     "n_total": Metric("integer", "elements compared"),
     "exact_share": Metric("number", "share of elements exactly equal to the reference"),
     "worst": Metric("object", _WORST),
-    "where": Metric("object", "mismatch locus: n_diff, border, interior, border_share, border_positions_share, "
-                              "channels, n_channels, of_channels"),
+    "where": Metric(
+        "object",
+        "mismatch locus: n_diff, border, interior, border_share, border_positions_share, "
+        "channels, n_channels, of_channels",
+    ),
     "fq_max_lsb": Metric("integer", "largest difference from the fake-quant model, in output LSB"),
     "fq_n_diff": Metric("integer", "elements that differ from the fake-quant model"),
     "fq_tolerance_lsb": Metric("integer", "LSB the context allows against the fake-quant model"),
@@ -35,9 +38,12 @@ METRICS: dict[str, Metric] = {
     "sqnr_floor_db": Metric("number", "the scheme's SQNR floor for this data set"),
     "clamp_share": Metric("number", "share of reference codes at the output type's limits"),
     "rescale": Metric("object", "the integer-exact oracle's RESCALE: bits, first multipliers and shifts"),
-    "replays": Metric("object", "a mismatch: each registered mechanism that applies, replayed on the fake-quant "
-                                "model (harness.judging.replays): name -> max_lsb from its output, fits (within "
-                                "the case's fake-quant tolerance)"),
+    "replays": Metric(
+        "object",
+        "a mismatch: each registered mechanism that applies, replayed on the fake-quant "
+        "model (harness.judging.replays): name -> max_lsb from its output, fits (within "
+        "the case's fake-quant tolerance)",
+    ),
     "qparams": Metric("object", "the quantizer's parameters of the conv under test: input, output, weight, bias"),
     # Float: the DOT_PRODUCT rule
     "max_err": Metric("number", "largest |err| in the rule's units (fp8: in units of each element's limit)"),
@@ -54,8 +60,11 @@ METRICS: dict[str, Metric] = {
     "ref_shape": Metric("array", "the reference's shape, when the output's differs"),
     "sizes": Metric("array", "a dynamic-shape case at each size it ran: size, outcome, max_lsb/max_err/sqnr_db"),
     # Ethos-U: Vela's compile of the graph
-    "vela": Metric("object", "Vela's compile: graphs, npu_ops, cpu_ops, macs, cycles, npu_cycles, cycles_per_mac, "
-                             "inference_s, passes, sram_kib, dram_kib, on/off_chip_flash_kib, command_stream_bytes"),
+    "vela": Metric(
+        "object",
+        "Vela's compile: graphs, npu_ops, cpu_ops, macs, cycles, npu_cycles, cycles_per_mac, "
+        "inference_s, passes, sram_kib, dram_kib, on/off_chip_flash_kib, command_stream_bytes",
+    ),
 }
 
 

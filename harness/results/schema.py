@@ -21,7 +21,12 @@ from harness.results.stages import HARNESS, LEGACY, STAGES
 SCHEMA_FILE = Path(__file__).with_name("schema.json")
 _STRING = {"type": "string"}
 _OUTCOMES = [o.value for o in Outcome]
-OPTIONAL = ("data_file", "output_sha256", "packed", "error_frames")  # added within version 2: lines written before lack them
+OPTIONAL = (
+    "data_file",
+    "output_sha256",
+    "packed",
+    "error_frames",
+)  # added within version 2: lines written before lack them
 
 
 def results_schema() -> dict:
@@ -47,8 +52,10 @@ def results_schema() -> dict:
         "metrics": {
             "type": "object",
             "additionalProperties": False,
-            "properties": {k: {"type": list(m.type) if isinstance(m.type, tuple) else m.type, "description": m.meaning}
-                           for k, m in METRICS.items()},
+            "properties": {
+                k: {"type": list(m.type) if isinstance(m.type, tuple) else m.type, "description": m.meaning}
+                for k, m in METRICS.items()
+            },
         },
         "tosa_ops": {"type": "array", "items": _STRING},
         "conv_ops": {"type": "array", "items": _STRING},

@@ -13,8 +13,8 @@ import contextlib
 import json
 import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from harness.results.case_result import SCHEMA_VERSION, CaseResult, Outcome
 
@@ -59,7 +59,7 @@ def _upgrade_v1(d: dict) -> dict:
     if d["outcome"] == Outcome.KNOWN_ISSUE.value:
         d["issue"] = reason.split(":", 1)[0]
         if reason.endswith("]") and " [" in reason:
-            d["reason"] = reason[reason.index(" [") + 2:-1]
+            d["reason"] = reason[reason.index(" [") + 2 : -1]
     elif d["outcome"] == Outcome.EXPECTED_REJECTION.value:
         d["rejection"] = reason.split(":", 1)[0]
         detail = _V1_REJECTION_DETAIL.search(reason)
@@ -68,8 +68,11 @@ def _upgrade_v1(d: dict) -> dict:
             actual = Outcome.NOT_DELEGATED.value if detail.group(1).startswith("left") else Outcome.LOWERING_ERROR.value
     d["actual_outcome"] = actual or d["outcome"]
     stage_error = _V1_STAGE_ERROR.match(d.get("reason", ""))
-    if stage_error and d["actual_outcome"] in (Outcome.LOWERING_ERROR.value, Outcome.HARNESS_ERROR.value,
-                                               Outcome.RUNNER_ERROR.value):
+    if stage_error and d["actual_outcome"] in (
+        Outcome.LOWERING_ERROR.value,
+        Outcome.HARNESS_ERROR.value,
+        Outcome.RUNNER_ERROR.value,
+    ):
         d["stage"], d["error_type"] = stage_error.groups()
     return d
 
@@ -80,8 +83,10 @@ def parse_line(line: str) -> CaseResult:
         raise ValueError(f"a results line is a JSON object, not {type(d).__name__}")
     version = d.get("schema_version", 1)
     if version not in READABLE_VERSIONS:
-        raise ValueError(f"results schema version {version!r} is not supported; this harness reads versions "
-                         f"{', '.join(map(str, READABLE_VERSIONS))}")
+        raise ValueError(
+            f"results schema version {version!r} is not supported; this harness reads versions "
+            f"{', '.join(map(str, READABLE_VERSIONS))}"
+        )
     return CaseResult.from_dict(_upgrade_v1(d) if version == 1 else d)
 
 
@@ -109,7 +114,9 @@ def read_results(path: str | os.PathLike, tolerate_cut_end: bool = False) -> lis
     return results
 
 
-def merge(parts: Iterable[str | os.PathLike], out: str | os.PathLike, order: list[str] | None = None) -> list[CaseResult]:
+def merge(
+    parts: Iterable[str | os.PathLike], out: str | os.PathLike, order: list[str] | None = None
+) -> list[CaseResult]:
     """Merge per-worker files into `out`, in `order` of descriptors if given."""
     results = ordered([r for p in parts for r in read_results(p)], order)
     write_results(results, out)

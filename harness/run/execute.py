@@ -18,8 +18,11 @@ from pathlib import Path
 import torch
 
 from harness.blame import backend_frames, harness_module, harness_origin, raising_frame
-from harness.faults.canaries import injected
 from harness.config import ConvConfig
+from harness.expectations.applies import current as current_backend
+from harness.expectations.classify import Observation, classify
+from harness.expectations.left_on_cpu import BOOKKEEPING
+from harness.faults.canaries import injected
 from harness.judging import executors
 from harness.judging.op_choice import narrowed_accumulator, wrong_op, wrong_weight_quantization, wrong_weight_type
 from harness.policy.schemes import SCHEMES
@@ -28,11 +31,8 @@ from harness.results.case_result import CaseResult, Outcome, versions
 from harness.results.stages import HARNESS
 from harness.run import stages
 from harness.run.evidence import Evidence, save
-from harness.run.settings import RunSettings
-from harness.expectations.applies import current as current_backend
-from harness.expectations.classify import Observation, classify
-from harness.expectations.left_on_cpu import BOOKKEEPING
 from harness.run.process import one_task, release_graph_caches, setup_process
+from harness.run.settings import RunSettings
 from harness.runners.base import RunnerError
 from harness.runners.registry import get_runner
 
@@ -56,21 +56,47 @@ def lowered_observation(artifact, metrics: dict, evidence: Evidence, config: Con
     if artifact.delegated:
         wrong = wrong_op(config, artifact.conv_ops)
         if wrong:
-            return Observation(Outcome.LOWERING_ERROR, wrong, metrics=metrics, stage="lower", error=wrong,
-                               error_type="WrongConvOperator")
+            return Observation(
+                Outcome.LOWERING_ERROR,
+                wrong,
+                metrics=metrics,
+                stage="lower",
+                error=wrong,
+                error_type="WrongConvOperator",
+            )
         wrong = wrong_weight_type(config, artifact.conv_weight_types, SCHEMES[config.scheme].weight_type)
         if wrong:
-            return Observation(Outcome.LOWERING_ERROR, wrong, metrics=metrics, stage="lower", error=wrong,
-                               error_type="WrongWeightType")
+            return Observation(
+                Outcome.LOWERING_ERROR, wrong, metrics=metrics, stage="lower", error=wrong, error_type="WrongWeightType"
+            )
         wrong = narrowed_accumulator(config, artifact.narrowed_accumulators)
-        return Observation(Outcome.LOWERING_ERROR, wrong, metrics=metrics, stage="lower", error=wrong,
-                           error_type="NarrowedAccumulator") if wrong else None
+        return (
+            Observation(
+                Outcome.LOWERING_ERROR,
+                wrong,
+                metrics=metrics,
+                stage="lower",
+                error=wrong,
+                error_type="NarrowedAccumulator",
+            )
+            if wrong
+            else None
+        )
     vela_cpu = artifact.facts.get("vela", {}).get("cpu_ops")
-    where = (", ".join(artifact.cpu_ops) if artifact.cpu_ops else f"Vela placed {vela_cpu} operator(s) on the CPU"
-             if vela_cpu else "nothing was delegated")
+    where = (
+        ", ".join(artifact.cpu_ops)
+        if artifact.cpu_ops
+        else f"Vela placed {vela_cpu} operator(s) on the CPU"
+        if vela_cpu
+        else "nothing was delegated"
+    )
     said = partitioner_said(artifact.rejected)
-    return Observation(Outcome.NOT_DELEGATED, f"left on CPU: {where}" + (f"; the partitioner: {said}" if said else ""),
-                       metrics=metrics, error=said)
+    return Observation(
+        Outcome.NOT_DELEGATED,
+        f"left on CPU: {where}" + (f"; the partitioner: {said}" if said else ""),
+        metrics=metrics,
+        error=said,
+    )
 
 
 def partitioner_said(rejected) -> str:
@@ -86,8 +112,9 @@ def partitioner_said(rejected) -> str:
     return "; ".join(f"{', '.join(ops)}: {reason}" for reason, ops in reasons.items())
 
 
-def judged_observation(p: stages.Prepared, artifact, outputs, timings: dict, evidence: Evidence,
-                       metrics: dict, second=None) -> Observation:
+def judged_observation(
+    p: stages.Prepared, artifact, outputs, timings: dict, evidence: Evidence, metrics: dict, second=None
+) -> Observation:
     """Judge the program's output at each of the case's sizes; `outputs(index)` runs it at the index-th.
     `second(index)`: (its name, the output of a second executor); a disagreement between the two (by
     `harness.judging.executors`) is the verdict when the oracle passed the first."""
@@ -114,12 +141,20 @@ def judged_observation(p: stages.Prepared, artifact, outputs, timings: dict, evi
             break
     j = stages.combine(verdicts)
     if disagreed and j.outcome in (Outcome.PASS, Outcome.MISTRUSTED):
-        return Observation(Outcome.MISMATCH, f"executors disagree: {disagreed}", executors.RULE,
-                           {**metrics, **j.metrics})
+        return Observation(
+            Outcome.MISMATCH, f"executors disagree: {disagreed}", executors.RULE, {**metrics, **j.metrics}
+        )
     wrong = weight_quantization(p) if j.outcome is Outcome.PASS else ""
     if wrong:  # after the numbers: a case whose numbers are wrong says that first
-        return Observation(Outcome.LOWERING_ERROR, wrong, j.rule, {**metrics, **j.metrics}, stage="quantize",
-                           error=wrong, error_type="WrongWeightQuantization")
+        return Observation(
+            Outcome.LOWERING_ERROR,
+            wrong,
+            j.rule,
+            {**metrics, **j.metrics},
+            stage="quantize",
+            error=wrong,
+            error_type="WrongWeightQuantization",
+        )
     return Observation(j.outcome, j.reason, j.rule, {**metrics, **j.metrics})
 
 
@@ -129,27 +164,52 @@ def weight_quantization(p: stages.Prepared) -> str:
     if q is None:
         return ""
     w = q.weight
-    return wrong_weight_quantization(p.config, SCHEMES[p.config.scheme].quantizer.per_channel, w.axis,
-                                     w.zero_points, w.qmin, w.qmax)
+    return wrong_weight_quantization(
+        p.config, SCHEMES[p.config.scheme].quantizer.per_channel, w.axis, w.zero_points, w.qmin, w.qmax
+    )
 
 
 def failed_observation(e: Exception, metrics: dict, evidence: Evidence) -> Observation:
     """A stage's failure (StageError) or the runner's (RunnerError) as the case's observation."""
     if isinstance(e, RunnerError):
-        return Observation(Outcome.RUNNER_ERROR, _one_line(str(e)), metrics=metrics, stage="run", error=str(e),
-                           error_type="RunnerError")
+        return Observation(
+            Outcome.RUNNER_ERROR,
+            _one_line(str(e)),
+            metrics=metrics,
+            stage="run",
+            error=str(e),
+            error_type="RunnerError",
+        )
     evidence.traceback = "".join(traceback.format_exception(e.error))
     if isinstance(e.error, stages.CaseBroken):  # what torch refused is what the harness built: its own mistake
-        return Observation(Outcome.HARNESS_ERROR, _one_line(f"harness: {e.error}"), metrics=metrics, stage=e.stage,
-                           error=str(e.error), error_type="CaseBroken")
+        return Observation(
+            Outcome.HARNESS_ERROR,
+            _one_line(f"harness: {e.error}"),
+            metrics=metrics,
+            stage=e.stage,
+            error=str(e.error),
+            error_type="CaseBroken",
+        )
     cause = stages.root_cause(e.error)
     module = harness_origin(e.error, cause)
     if module is not None:  # the harness's own code raised it, whichever stage was running: never the backend's
-        return Observation(Outcome.HARNESS_ERROR, _one_line(f"harness: {module}: {type(cause).__name__}: {cause} "
-                                                            f"(during {e.stage})"),
-                           metrics=metrics, stage=e.stage, error=f"{e.error} {cause}", error_type=type(cause).__name__)
-    return Observation(stages.STAGE_OUTCOME[e.stage], _one_line(str(e)), metrics=metrics, stage=e.stage,
-                       error=f"{e.error} {cause}", error_type=type(cause).__name__, frames=backend_frames(cause))
+        return Observation(
+            Outcome.HARNESS_ERROR,
+            _one_line(f"harness: {module}: {type(cause).__name__}: {cause} (during {e.stage})"),
+            metrics=metrics,
+            stage=e.stage,
+            error=f"{e.error} {cause}",
+            error_type=type(cause).__name__,
+        )
+    return Observation(
+        stages.STAGE_OUTCOME[e.stage],
+        _one_line(str(e)),
+        metrics=metrics,
+        stage=e.stage,
+        error=f"{e.error} {cause}",
+        error_type=type(cause).__name__,
+        frames=backend_frames(cause),
+    )
 
 
 def _cross_check(p: stages.Prepared, artifact, timings: dict):
@@ -160,8 +220,9 @@ def _cross_check(p: stages.Prepared, artifact, timings: dict):
     return lambda index: (other.name, stages.run(p, artifact, index, other, timings))
 
 
-def _observe(config: ConvConfig, settings: RunSettings, timings: dict, evidence: Evidence,
-             data_file: str = "") -> Observation:
+def _observe(
+    config: ConvConfig, settings: RunSettings, timings: dict, evidence: Evidence, data_file: str = ""
+) -> Observation:
     """Run the stages; what happened, before rejections and the registry."""
     target = get_target(settings.target)
     metrics: dict = {}  # kept whatever happens after the quantizer chose its parameters
@@ -177,8 +238,15 @@ def _observe(config: ConvConfig, settings: RunSettings, timings: dict, evidence:
         availability = runner.available(target.family)
         if not availability.ok:
             return Observation(Outcome.SKIPPED, availability.reason, metrics=metrics)
-        return judged_observation(p, artifact, lambda index: stages.run(p, artifact, index, runner, timings),
-                                  timings, evidence, metrics, _cross_check(p, artifact, timings))
+        return judged_observation(
+            p,
+            artifact,
+            lambda index: stages.run(p, artifact, index, runner, timings),
+            timings,
+            evidence,
+            metrics,
+            _cross_check(p, artifact, timings),
+        )
     except (stages.StageError, RunnerError) as e:
         return failed_observation(e, metrics, evidence)
 
@@ -200,8 +268,12 @@ def run_configured(config: ConvConfig, settings: RunSettings, data_file: str = "
     except Exception as e:  # noqa: BLE001 - a harness bug costs this case only, with its traceback
         evidence.traceback = "".join(traceback.format_exception(e))
         module = harness_module(raising_frame(e.__traceback__)) or "harness"
-        seen = Observation(Outcome.HARNESS_ERROR, _one_line(f"harness: {module}: {type(e).__name__}: {e}"),
-                           stage=HARNESS, error_type=type(e).__name__)
+        seen = Observation(
+            Outcome.HARNESS_ERROR,
+            _one_line(f"harness: {module}: {type(e).__name__}: {e}"),
+            stage=HARNESS,
+            error_type=type(e).__name__,
+        )
     release_graph_caches()
     timings["total"] = round(time.perf_counter() - start, 4)
     result = case_result(config, settings, seen, timings, evidence, data_file)
@@ -220,7 +292,9 @@ def _signature(o: Observation) -> tuple:
     return (o.outcome, o.stage, o.error_type, *(o.metrics.get(k) for k in ("max_lsb", "max_err", "n_over")))
 
 
-def _speedups_changed(config: ConvConfig, settings: RunSettings, seen: Observation, data_file: str) -> Observation | None:
+def _speedups_changed(
+    config: ConvConfig, settings: RunSettings, seen: Observation, data_file: str
+) -> Observation | None:
     """A case that is not green with speed-ups on is run again in the plain flow before the backend is blamed:
     their proof is a small sample, and a speed-up that misbehaves outside it is the harness's failure. None when
     the plain flow sees the same; else the harness_error that says what they changed."""
@@ -233,19 +307,33 @@ def _speedups_changed(config: ConvConfig, settings: RunSettings, seen: Observati
         try:
             plain = _observe(config, settings, {}, Evidence(), data_file)
         except Exception as e:  # noqa: BLE001 - the plain flow's own failure is compared as any other
-            plain = Observation(Outcome.HARNESS_ERROR, _one_line(f"{type(e).__name__}: {e}"), stage=HARNESS,
-                                error_type=type(e).__name__)
+            plain = Observation(
+                Outcome.HARNESS_ERROR, _one_line(f"{type(e).__name__}: {e}"), stage=HARNESS, error_type=type(e).__name__
+            )
     release_graph_caches()
     if _signature(plain) == _signature(seen):
         return None
-    return Observation(Outcome.HARNESS_ERROR, _one_line(
-        f"harness: speed-ups ({', '.join(installed.on)}) changed this case: with them {seen.outcome.value} "
-        f"({seen.reason}); in the plain flow {plain.outcome.value} ({plain.reason or 'no reason'})"),
-        metrics=seen.metrics, stage=HARNESS, error_type="SpeedupChangedResult")
+    return Observation(
+        Outcome.HARNESS_ERROR,
+        _one_line(
+            f"harness: speed-ups ({', '.join(installed.on)}) changed this case: with them {seen.outcome.value} "
+            f"({seen.reason}); in the plain flow {plain.outcome.value} ({plain.reason or 'no reason'})"
+        ),
+        metrics=seen.metrics,
+        stage=HARNESS,
+        error_type="SpeedupChangedResult",
+    )
 
 
-def run_case(config: ConvConfig, seed: int = 0, target: str = DEFAULT_TARGET, keep_dir: str | Path | None = None,
-             canary: str = "", run_id: str = "", data_file: str = "") -> CaseResult:
+def run_case(
+    config: ConvConfig,
+    seed: int = 0,
+    target: str = DEFAULT_TARGET,
+    keep_dir: str | Path | None = None,
+    canary: str = "",
+    run_id: str = "",
+    data_file: str = "",
+) -> CaseResult:
     """`run_configured` with the settings spelled out (the command line, tests, bisection)."""
     settings = RunSettings(seed, target, None if keep_dir is None else str(keep_dir), canary, run_id)
     return run_configured(config, settings, data_file)
@@ -259,20 +347,44 @@ def result_versions() -> dict[str, str]:
     return {**versions(), **({"harness-speedups": installed.summary()} if installed else {})}
 
 
-def case_result(config: ConvConfig, settings: RunSettings, seen: Observation, timings: dict, evidence: Evidence,
-                data_file: str = "", packed: int = 0) -> CaseResult:
+def case_result(
+    config: ConvConfig,
+    settings: RunSettings,
+    seen: Observation,
+    timings: dict,
+    evidence: Evidence,
+    data_file: str = "",
+    packed: int = 0,
+) -> CaseResult:
     """The result of what was seen, classified; a case that is not green leaves its evidence in the settings'
     keep_dir."""
     target = get_target(settings.target)
     verdict = classify(config, seen, target.family, current_backend())
     result = CaseResult(
-        config.descriptor, settings.seed, verdict.outcome, reason=verdict.reason, target=target.name,
-        runner=target.runner, run_id=settings.run_id, actual_outcome=verdict.actual_outcome, rule=seen.rule,
-        rejection=verdict.rejection, issue=verdict.issue, stale=verdict.stale, stage=seen.stage,
-        error_type=seen.error_type, error_frames=None if seen.frames is None else list(seen.frames),
-        canary=settings.canary, data_file=str(data_file), metrics=seen.metrics,
-        tosa_ops=evidence.tosa_ops, conv_ops=evidence.conv_ops, timings_s=timings, versions=result_versions(),
-        output_sha256=evidence.output_sha256, packed=packed,
+        config.descriptor,
+        settings.seed,
+        verdict.outcome,
+        reason=verdict.reason,
+        target=target.name,
+        runner=target.runner,
+        run_id=settings.run_id,
+        actual_outcome=verdict.actual_outcome,
+        rule=seen.rule,
+        rejection=verdict.rejection,
+        issue=verdict.issue,
+        stale=verdict.stale,
+        stage=seen.stage,
+        error_type=seen.error_type,
+        error_frames=None if seen.frames is None else list(seen.frames),
+        canary=settings.canary,
+        data_file=str(data_file),
+        metrics=seen.metrics,
+        tosa_ops=evidence.tosa_ops,
+        conv_ops=evidence.conv_ops,
+        timings_s=timings,
+        versions=result_versions(),
+        output_sha256=evidence.output_sha256,
+        packed=packed,
     )
     if settings.keep_dir is not None and not result.green:
         result.artifacts = str(save(Path(settings.keep_dir), result, evidence))

@@ -55,13 +55,16 @@ def _lower_and_run(prepared: list, settings: RunSettings, configs: list[ConvConf
         start = time.perf_counter()
         packed = pack_programs([p.program for _, p in prepared], [p.example_inputs for _, p in prepared])
         dims = packed.dynamic_shapes([export_dims(p.config, f"case{k}_") for k, (_, p) in enumerate(prepared)])
-        artifact = lower_program(packed.module, packed.inputs, configs[0].scheme, t, dims, False,
-                                 configs[0].shape_extension)
+        artifact = lower_program(
+            packed.module, packed.inputs, configs[0].scheme, t, dims, False, configs[0].shape_extension
+        )
         parts = split_artifact(artifact, packed)
         lower_s = time.perf_counter() - start
         start = time.perf_counter()
-        inputs = [tuple(x for _, p in prepared for x in program_inputs(*p.runs[index]))
-                  for index in range(len(prepared[0][1].runs))]  # one pack_key: as many sizes each
+        inputs = [
+            tuple(x for _, p in prepared for x in program_inputs(*p.runs[index]))
+            for index in range(len(prepared[0][1].runs))
+        ]  # one pack_key: as many sizes each
         outputs = [get_runner(t.runner).run(artifact, x) for x in inputs]
         second = [get_runner(t.cross_check).run(artifact, x) for x in inputs] if t.cross_check else None
         return _Lowered(parts, outputs, lower_s, time.perf_counter() - start, second)
@@ -122,10 +125,12 @@ def _judged(p, k: int, own: dict, lowered: _Lowered, settings: RunSettings, n: i
     start = time.perf_counter()
     try:
         part = lowered.parts[k]
-        second = None if lowered.second is None else \
-            (lambda index: (p.target.cross_check, lowered.second[index][k].float()))
+        second = (
+            None if lowered.second is None else (lambda index: (p.target.cross_check, lowered.second[index][k].float()))
+        )
         seen = lowered_observation(part, metrics, evidence, p.config) or judged_observation(
-            p, part, lambda index: lowered.outputs[index][k].float(), own, evidence, metrics, second)
+            p, part, lambda index: lowered.outputs[index][k].float(), own, evidence, metrics, second
+        )
     except Exception:  # noqa: BLE001
         return None
     own["total"] = round(own["total"] + time.perf_counter() - start + (lowered.lower_s + lowered.run_s) / n, 4)

@@ -11,8 +11,9 @@ many cases lowered as one).
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Callable, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from harness.policy.targets import DEFAULT_TARGET
 
@@ -29,7 +30,7 @@ class RunSettings:
     canary: str = ""  # the fault injected into the backend for every case ('' none)
     run_id: str = ""
 
-    def with_canary(self, canary: str) -> "RunSettings":
+    def with_canary(self, canary: str) -> RunSettings:
         """These settings with a task's own fault (a mutation campaign's), if it has one."""
         return replace(self, canary=canary) if canary else self
 
@@ -42,7 +43,7 @@ class FunctionRef:
     name: str
 
     @classmethod
-    def parse(cls, text: str) -> "FunctionRef":
+    def parse(cls, text: str) -> FunctionRef:
         """'module:function', as a command line or a test names one."""
         module, _, name = text.partition(":")
         if not module or not name:
@@ -60,8 +61,8 @@ RUN_CONFIGURED = FunctionRef("harness.run.execute", "run_configured")  # the cas
 
 
 class CaseFunction(Protocol):
-    def __call__(self, config: "ConvConfig", settings: RunSettings) -> "CaseResult": ...
+    def __call__(self, config: ConvConfig, settings: RunSettings) -> CaseResult: ...
 
 
 class PackFunction(Protocol):
-    def __call__(self, configs: list["ConvConfig"], settings: RunSettings) -> list["CaseResult"]: ...
+    def __call__(self, configs: list[ConvConfig], settings: RunSettings) -> list[CaseResult]: ...

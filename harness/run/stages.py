@@ -25,8 +25,9 @@ import copy
 import dataclasses
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import torch
 
@@ -140,12 +141,14 @@ def runs_in_eager(model: CaseModule, runs) -> None:
             with torch.no_grad():
                 model(*tensors.inputs)
         except Exception as e:  # noqa: BLE001 - whatever torch says, the case is broken
-            raise CaseBroken(f"the case's module does not run in eager torch at {_size(variant)}: "
-                             f"{type(e).__name__}: {e}") from e
+            raise CaseBroken(
+                f"the case's module does not run in eager torch at {_size(variant)}: {type(e).__name__}: {e}"
+            ) from e
 
 
-def prepare(config: ConvConfig, seed: int, target: Target, timings: dict[str, float] | None = None,
-            data_file: str = "") -> Prepared:
+def prepare(
+    config: ConvConfig, seed: int, target: Target, timings: dict[str, float] | None = None, data_file: str = ""
+) -> Prepared:
     """`data_file`: where a `captured` case's tensors are."""
     timings = {} if timings is None else timings
     tensors = timed(BUILD, timings, make_tensors, config, seed, data_file)
@@ -160,15 +163,27 @@ def prepare(config: ConvConfig, seed: int, target: Target, timings: dict[str, fl
     program: torch.nn.Module = model
     if config.is_quantized:
         from harness.lowering.quantize import quantize  # ExecuTorch's quantizer: imported where it is used
+
         # Calibrated on every size it will run at, as a deployed dynamic model would be.
         calibration = tuple(sample for _, t in runs for sample in t.calibration)
-        quantized = timed(QUANTIZE, timings, quantize, model, tensors.inputs, config.scheme, target, calibration,
-                          model.context.conv_index, dims)
+        quantized = timed(
+            QUANTIZE,
+            timings,
+            quantize,
+            model,
+            tensors.inputs,
+            config.scheme,
+            target,
+            calibration,
+            model.context.conv_index,
+            dims,
+        )
         program = quantized.module
     elif scheme_dtype(config.scheme) != torch.float32:
         program = copy.deepcopy(model).to(scheme_dtype(config.scheme))
-    return Prepared(config, seed, target, tensors, model, runs, dims, quantized, program,
-                    program_inputs(config, tensors))
+    return Prepared(
+        config, seed, target, tensors, model, runs, dims, quantized, program, program_inputs(config, tensors)
+    )
 
 
 # -- lower -----------------------------------------------------------------------------
@@ -177,15 +192,29 @@ def lower(p: Prepared, timings: dict[str, float] | None = None) -> Artifact:
 
     timings = {} if timings is None else timings
     c = p.config
-    artifact = timed(LOWER, timings, lower_program, p.program, p.example_inputs, c.scheme, p.target,
-                     p.dynamic_shapes, p.model.context.control_flow, c.shape_extension)
+    artifact = timed(
+        LOWER,
+        timings,
+        lower_program,
+        p.program,
+        p.example_inputs,
+        c.scheme,
+        p.target,
+        p.dynamic_shapes,
+        p.model.context.control_flow,
+        c.shape_extension,
+    )
     if p.quantized is not None and p.quantized.qparams is None and artifact.delegated:
-        raise StageError(LOWER, RuntimeError("the quantizer left the conv in float, yet it was delegated to an INT profile"))
+        raise StageError(
+            LOWER, RuntimeError("the quantizer left the conv in float, yet it was delegated to an INT profile")
+        )
     return artifact
 
 
 # -- run and judge ---------------------------------------------------------------------
-def run(p: Prepared, artifact: Artifact, index: int, runner: Runner, timings: dict[str, float] | None = None) -> torch.Tensor:
+def run(
+    p: Prepared, artifact: Artifact, index: int, runner: Runner, timings: dict[str, float] | None = None
+) -> torch.Tensor:
     """The program's (first) output at the case's `index`-th size, as fp32."""
     timings = {} if timings is None else timings
     variant, tensors = p.runs[index]
@@ -193,8 +222,9 @@ def run(p: Prepared, artifact: Artifact, index: int, runner: Runner, timings: di
     return outputs[0].float()
 
 
-def judge(p: Prepared, artifact: Artifact, index: int, output: torch.Tensor,
-          timings: dict[str, float] | None = None) -> tuple[Judgement, Judge]:
+def judge(
+    p: Prepared, artifact: Artifact, index: int, output: torch.Tensor, timings: dict[str, float] | None = None
+) -> tuple[Judgement, Judge]:
     """The verdict on the output at the `index`-th size, and the judge (its references)."""
     timings = {} if timings is None else timings
     variant, tensors = p.runs[index]
@@ -215,8 +245,11 @@ def combine(verdicts: list[tuple[ConvConfig, Judgement]]) -> Judgement:
     reason = decisive.reason
     if len(verdicts) > 1:
         metrics["sizes"] = [
-            {"size": _size(c), "outcome": v.outcome.value,
-             **{k: v.metrics[k] for k in ("max_lsb", "max_err", "sqnr_db") if k in v.metrics}}
+            {
+                "size": _size(c),
+                "outcome": v.outcome.value,
+                **{k: v.metrics[k] for k in ("max_lsb", "max_err", "sqnr_db") if k in v.metrics},
+            }
             for c, v in verdicts
         ]
         if decisive is not nominal and reason:

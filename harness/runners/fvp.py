@@ -63,8 +63,9 @@ def fvp_binary(board: Board) -> str | None:
     return shutil.which(board.fvp)
 
 
-def command(board: Board, fvp: str, num_macs: int, elf: str, workdir: str, n_inputs: int,
-            timeout: int = TIMEOUT_S) -> list[str]:
+def command(
+    board: Board, fvp: str, num_macs: int, elf: str, workdir: str, n_inputs: int, timeout: int = TIMEOUT_S
+) -> list[str]:
     """The FVP command line: headless, UART to stdout, semihosting in `workdir`, the runner's arguments."""
     cmd_line = "executor_runner -m program.pte -o out" + "".join(f" -i i{k}.bin" for k in range(n_inputs))
     if len(cmd_line) > CMD_LINE_LIMIT:
@@ -124,11 +125,17 @@ class FvpRunner:
     def available(self, family: str) -> Availability:
         board, fvp, elf = self._board_and_tools(family)
         if fvp is None:
-            return Availability(False, f"{board.fvp} not found on PATH or in $HARNESS_FVP_DIR (Arm's Corstone FVP, "
-                                       "a separate download: see docs/guide/ethos-u.md)")
+            return Availability(
+                False,
+                f"{board.fvp} not found on PATH or in $HARNESS_FVP_DIR (Arm's Corstone FVP, "
+                "a separate download: see docs/guide/ethos-u.md)",
+            )
         if elf is None:
-            return Availability(False, f"no executor runner ELF in ${board.elf_variable} (build "
-                                       "examples/arm/executor_runner for the board with semihosting: see docs/guide/ethos-u.md)")
+            return Availability(
+                False,
+                f"no executor runner ELF in ${board.elf_variable} (build "
+                "examples/arm/executor_runner for the board with semihosting: see docs/guide/ethos-u.md)",
+            )
         return Availability(True)
 
     def run(self, artifact, inputs: tuple[torch.Tensor, ...]) -> list[torch.Tensor]:
@@ -137,8 +144,10 @@ class FvpRunner:
         if fvp is None or elf is None:
             raise RunnerError(self.available(target.family).reason)
         program = artifact.program.to_executorch()
-        outputs = [(n.meta["val"].dtype, tuple(n.meta["val"].shape))
-                   for n in program.exported_program().graph_module.graph.output_node().args[0]]
+        outputs = [
+            (n.meta["val"].dtype, tuple(n.meta["val"].shape))
+            for n in program.exported_program().graph_module.graph.output_node().args[0]
+        ]
         with tempfile.TemporaryDirectory(prefix="harness-fvp-") as workdir:
             (Path(workdir) / "program.pte").write_bytes(program.buffer)
             for k, x in enumerate(inputs):
@@ -151,5 +160,7 @@ class FvpRunner:
                 raise RunnerError(f"timeout: the FVP ran past {TIMEOUT_S + 60} s") from None
             found = problems(done.stdout)
             if found or done.returncode:
-                raise RunnerError(f"the FVP run failed (exit {done.returncode}): {' | '.join(found[:3]) or done.stderr[-300:]}")
+                raise RunnerError(
+                    f"the FVP run failed (exit {done.returncode}): {' | '.join(found[:3]) or done.stderr[-300:]}"
+                )
             return read_outputs(workdir, outputs)

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 from harness.runners.base import Runner
 
 RUNNERS = ("tosa-ref", "fvp", "vgf-emulation")
 
 
-@lru_cache(maxsize=None)
+@cache
 def get_runner(name: str) -> Runner:
     """The process's one instance of runner `name`."""
     if name == "tosa-ref":

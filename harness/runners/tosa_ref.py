@@ -29,6 +29,7 @@ from harness.runners.delegates import feed, results, run_program
 from harness.tosa.graph import read_tosa
 from harness.tosa.shapes import ShapeError, is_dynamic, resolve_shapes
 
+
 @contextmanager
 def _captured_stdio(sink):
     """Send fd 1/2 (the C++ model's prints) to `sink`; yields nothing."""
@@ -81,8 +82,9 @@ def _without_debugger(folder: str):
             os.environ["PATH"] = saved
 
 
-def _run_isolated(buffer: bytes, feed: list[np.ndarray],
-                  time_limit: float = REFERENCE_MODEL_TIME_LIMIT_S) -> tuple[list[np.ndarray], str, str]:
+def _run_isolated(
+    buffer: bytes, feed: list[np.ndarray], time_limit: float = REFERENCE_MODEL_TIME_LIMIT_S
+) -> tuple[list[np.ndarray], str, str]:
     """The reference model on `buffer` in a forked child: (outputs, status, error).
 
     The model can crash the process on a graph it should refuse (seen: a
@@ -188,15 +190,18 @@ class TosaReferenceRunner:
     def _run_delegate(self, artifact, lowered, args) -> tuple[torch.Tensor, ...]:
         buffer = artifact.tosa_for(lowered)
         if buffer is None:
-            raise RunnerError(f"no TOSA graph for this {lowered.backend_id} delegate: it cannot run on the TOSA "
-                              "reference model")
+            raise RunnerError(
+                f"no TOSA graph for this {lowered.backend_id} delegate: it cannot run on the TOSA reference model"
+            )
         summary = read_tosa(buffer)
         arrays = feed(lowered, summary.inputs, args)
         if is_dynamic(buffer):  # the model allocates every tensor up front: give it this run's shapes
             try:
                 buffer = resolve_shapes(buffer, [a.shape for a in arrays])
             except ShapeError as e:
-                raise RunnerError(f"cannot resolve the graph's dynamic shapes for inputs {[a.shape for a in arrays]}: {e}") from None
+                raise RunnerError(
+                    f"cannot resolve the graph's dynamic shapes for inputs {[a.shape for a in arrays]}: {e}"
+                ) from None
             summary = read_tosa(buffer)
         with _captured_stdio(self._sink), _without_debugger(self._no_gdb.name):
             outputs, status, error = _run_isolated(buffer, arrays)

@@ -30,9 +30,14 @@ from harness.tosa.graph import read_tosa
 TIMEOUT_S = 600  # a scenario of one conv takes about a second on lavapipe
 # What numpy type each Vulkan format of a tensor resource holds (the formats the converter writes for TOSA dtypes).
 FORMATS = {
-    "VK_FORMAT_R8_SINT": np.int8, "VK_FORMAT_R8_UINT": np.uint8, "VK_FORMAT_R8_BOOL_ARM": np.bool_,
-    "VK_FORMAT_R16_SINT": np.int16, "VK_FORMAT_R32_SINT": np.int32, "VK_FORMAT_R64_SINT": np.int64,
-    "VK_FORMAT_R16_SFLOAT": np.float16, "VK_FORMAT_R32_SFLOAT": np.float32,
+    "VK_FORMAT_R8_SINT": np.int8,
+    "VK_FORMAT_R8_UINT": np.uint8,
+    "VK_FORMAT_R8_BOOL_ARM": np.bool_,
+    "VK_FORMAT_R16_SINT": np.int16,
+    "VK_FORMAT_R32_SINT": np.int32,
+    "VK_FORMAT_R64_SINT": np.int64,
+    "VK_FORMAT_R16_SFLOAT": np.float16,
+    "VK_FORMAT_R32_SFLOAT": np.float32,
     "VK_FORMAT_R16_SFLOAT_FPENCODING_BFLOAT16_ARM": np.uint16,  # bf16: its bits, as `delegates.to_numpy` gives them
 }
 
@@ -75,8 +80,19 @@ class VgfEmulationRunner:
         with tempfile.TemporaryDirectory(prefix="harness-vgf-") as tmp:
             work = Path(tmp)
             (work / "graph.vgf").write_bytes(bytes(lowered.processed_bytes))
-            made = subprocess.run([tools.vgf_dump, "-i", str(work / "graph.vgf"), "-o", str(work / "template.json"),
-                                   "--scenario-template"], capture_output=True, text=True, timeout=TIMEOUT_S)
+            made = subprocess.run(
+                [
+                    tools.vgf_dump,
+                    "-i",
+                    str(work / "graph.vgf"),
+                    "-o",
+                    str(work / "template.json"),
+                    "--scenario-template",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=TIMEOUT_S,
+            )
             if made.returncode != 0:
                 raise RunnerError(f"vgf_dump could not read the .vgf: {said(made)}")
             template = json.loads((work / "template.json").read_text())
@@ -88,17 +104,23 @@ class VgfEmulationRunner:
                 if resource["format"] not in FORMATS:  # a gap in this table, not the backend's doing
                     raise NotImplementedError(f"no numpy type for the .vgf's {resource['format']} in FORMATS")
                 if np.dtype(FORMATS[resource["format"]]) != array.dtype or list(resource["dims"]) != list(array.shape):
-                    raise RunnerError(f".vgf input {k} is {resource['format']} {resource['dims']}; its TOSA graph's "
-                                      f"is {array.dtype} {list(array.shape)}")
+                    raise RunnerError(
+                        f".vgf input {k} is {resource['format']} {resource['dims']}; its TOSA graph's "
+                        f"is {array.dtype} {list(array.shape)}"
+                    )
                 resource["src"] = str(work / f"in{k}.npy")
                 np.save(resource["src"], array)
             for k, resource in enumerate(outs):
                 resource["dst"] = str(work / f"out{k}.npy")
             (work / "scenario.json").write_text(json.dumps(template))
             try:
-                done = subprocess.run([tools.scenario_runner, "--scenario", str(work / "scenario.json"),
-                                       "--output", str(work)], env=tools.env, capture_output=True, text=True,
-                                      timeout=TIMEOUT_S)
+                done = subprocess.run(
+                    [tools.scenario_runner, "--scenario", str(work / "scenario.json"), "--output", str(work)],
+                    env=tools.env,
+                    capture_output=True,
+                    text=True,
+                    timeout=TIMEOUT_S,
+                )
             except subprocess.TimeoutExpired:
                 raise RunnerError(f"scenario-runner did not finish in {TIMEOUT_S} s") from None
             missing = [r["dst"] for r in outs if not Path(r["dst"]).is_file()]

@@ -78,10 +78,15 @@ def _binary(path: Path) -> str:
 def _check_driver() -> None:
     if ctypes.util.find_library("vulkan") is None:
         raise StackMissing(f"no Vulkan loader (libvulkan.so.1): apt-get install {DEBIAN_PACKAGES}")
-    if not os.environ.get("VK_ICD_FILENAMES") and not os.environ.get("VK_DRIVER_FILES") and \
-            not any(Path(d).is_dir() and any(Path(d).glob("*.json")) for d in ICD_DIRS):
-        raise StackMissing(f"no Vulkan driver (no ICD manifest in {', '.join(ICD_DIRS)}): "
-                           f"apt-get install {DEBIAN_PACKAGES} (lavapipe, Mesa's CPU driver)")
+    if (
+        not os.environ.get("VK_ICD_FILENAMES")
+        and not os.environ.get("VK_DRIVER_FILES")
+        and not any(Path(d).is_dir() and any(Path(d).glob("*.json")) for d in ICD_DIRS)
+    ):
+        raise StackMissing(
+            f"no Vulkan driver (no ICD manifest in {', '.join(ICD_DIRS)}): "
+            f"apt-get install {DEBIAN_PACKAGES} (lavapipe, Mesa's CPU driver)"
+        )
 
 
 def _layer_dirs(deploy: Path, root: Path) -> dict[str, str]:
@@ -119,18 +124,25 @@ def _probe(found: Stack, root: Path) -> None:
     """An empty scenario: scenario-runner makes its instance and device through both layers, or says why not."""
     scenario = root / "probe.json"
     scenario.write_text(json.dumps({"commands": [], "resources": []}))
-    done = subprocess.run([found.scenario_runner, "--scenario", str(scenario)], env=found.env, capture_output=True,
-                          text=True, timeout=PROBE_TIMEOUT_S)
+    done = subprocess.run(
+        [found.scenario_runner, "--scenario", str(scenario)],
+        env=found.env,
+        capture_output=True,
+        text=True,
+        timeout=PROBE_TIMEOUT_S,
+    )
     if done.returncode != 0 or error_lines(done):
-        raise StackMissing(f"scenario-runner could not make a Vulkan device with the ML emulation layers: "
-                           f"{said(done)}")
+        raise StackMissing(f"scenario-runner could not make a Vulkan device with the ML emulation layers: {said(done)}")
 
 
 def error_lines(done: subprocess.CompletedProcess) -> list[str]:
     """The scenario runner's and the layers' error lines (it may log an error and still exit 0), each once,
     without timestamps."""
-    lines = [line.split("] ", 1)[-1].strip() for line in (done.stdout + done.stderr).splitlines()
-             if "ERROR" in line or "[Error]" in line]
+    lines = [
+        line.split("] ", 1)[-1].strip()
+        for line in (done.stdout + done.stderr).splitlines()
+        if "ERROR" in line or "[Error]" in line
+    ]
     return list(dict.fromkeys(lines))
 
 

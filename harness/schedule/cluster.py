@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from harness.config import ConfigError, ConvConfig
 from harness.results.case_result import CaseResult
@@ -63,9 +63,15 @@ class _RayWorker:
         return self.run_task(task, settings)
 
 
-def run_on_cluster(configs: Iterable[ConvConfig], settings: RunSettings, schedule: Schedule,
-                   on_result: Callable[[CaseResult], None], *, tasks: Iterable[Task] | None = None,
-                   skip: Callable[[str], bool] | None = None) -> None:
+def run_on_cluster(
+    configs: Iterable[ConvConfig],
+    settings: RunSettings,
+    schedule: Schedule,
+    on_result: Callable[[CaseResult], None],
+    *,
+    tasks: Iterable[Task] | None = None,
+    skip: Callable[[str], bool] | None = None,
+) -> None:
     """Run every config on the schedule's cluster, a pack of up to its `pack` cases a task (harness.schedule.packing);
     call `on_result` as each case finishes. A failing case's artifacts are kept under the settings' keep_dir on
     the node that ran it. `tasks` (instead of `configs`): each with its own canary or mutant, as
@@ -77,10 +83,17 @@ def run_on_cluster(configs: Iterable[ConvConfig], settings: RunSettings, schedul
     started_here = not ray.is_initialized()
     if started_here:
         local = address == "local"
-        ray.init(address=None if local else address, num_cpus=jobs if local else None, include_dashboard=False,
-                 log_to_driver=False, configure_logging=False)
+        ray.init(
+            address=None if local else address,
+            num_cpus=jobs if local else None,
+            include_dashboard=False,
+            log_to_driver=False,
+            configure_logging=False,
+        )
     if tasks is None:
-        tasks = [Task(tuple(c.descriptor for c in t)) for t in form_packs(list(configs), settings.target, schedule.pack)]
+        tasks = [
+            Task(tuple(c.descriptor for c in t)) for t in form_packs(list(configs), settings.target, schedule.pack)
+        ]
     slots = jobs if address == "local" else max(1, int(ray.cluster_resources().get("CPU", jobs)))
     try:
         _ActorPool(ray, settings, schedule, slots, on_result, skip).run(tasks)
@@ -94,8 +107,15 @@ class _ActorPool:
     task (`lose_task`) and is replaced by a new one, which gets work once it is set up; so is one that has run
     `recycle_tasks` tasks."""
 
-    def __init__(self, ray, settings: RunSettings, schedule: Schedule, slots: int,
-                 on_result: Callable[[CaseResult], None], skip: Callable[[str], bool] | None):
+    def __init__(
+        self,
+        ray,
+        settings: RunSettings,
+        schedule: Schedule,
+        slots: int,
+        on_result: Callable[[CaseResult], None],
+        skip: Callable[[str], bool] | None,
+    ):
         self.ray, self.case_fn, self.settings, self.slots = ray, schedule.case_fn, settings, slots
         self.on_result, self.time_limit, self.skip = on_result, schedule.time_limit, skip
         recycle_tasks = schedule.recycle_tasks
@@ -152,8 +172,9 @@ class _ActorPool:
         except self.ray.exceptions.RayError as e:
             self.failed_starts += 1
             if self.failed_starts > self.slots:  # not one case could run: stop here, not after every task
-                raise RuntimeError(f"cluster workers failed to start ({type(e).__name__}: "
-                                   f"{str(e).strip().splitlines()[0][:200]})") from None
+                raise RuntimeError(
+                    f"cluster workers failed to start ({type(e).__name__}: {str(e).strip().splitlines()[0][:200]})"
+                ) from None
             self._start()
             return
         if unusable:
@@ -165,9 +186,13 @@ class _ActorPool:
         try:
             lines = self.ray.get(ref)
         except self.ray.exceptions.RayError as e:  # the worker died, or the task raised
-            self._retire(worker, task, f"the cluster lost this case ({type(e).__name__}: "
-                         f"{str(e).strip().splitlines()[0][:200]}); run it alone with `python -m harness run`",
-                         type(e).__name__)
+            self._retire(
+                worker,
+                task,
+                f"the cluster lost this case ({type(e).__name__}: "
+                f"{str(e).strip().splitlines()[0][:200]}); run it alone with `python -m harness run`",
+                type(e).__name__,
+            )
             return
         done = self.done.pop(worker, 0) + 1
         if self.recycle_tasks and done >= self.recycle_tasks:  # retired between two tasks
@@ -183,8 +208,13 @@ class _ActorPool:
         for ref, (worker, task, since) in list(self.running.items()) if self.time_limit else []:
             if time.monotonic() - since > self.time_limit:
                 self.running.pop(ref)
-                self._retire(worker, task, f"timeout: no result after {self.time_limit:g} s (the tier's limit, "
-                             "harness/policy/limits.py); its worker was replaced", "Timeout")
+                self._retire(
+                    worker,
+                    task,
+                    f"timeout: no result after {self.time_limit:g} s (the tier's limit, "
+                    "harness/policy/limits.py); its worker was replaced",
+                    "Timeout",
+                )
 
     def _retire(self, worker, task: Task, reason: str, error_type: str) -> None:
         self.ray.kill(worker, no_restart=True)

@@ -6,7 +6,7 @@ to each: the same tasks, the same results, case by case.
 
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from harness.config import ConvConfig
 from harness.results.case_result import CaseResult
@@ -15,9 +15,15 @@ from harness.schedule.parallel import Task, run_parallel
 from harness.schedule.plan import Schedule
 
 
-def run_anywhere(configs: Iterable[ConvConfig], settings: RunSettings, schedule: Schedule,
-                 on_result: Callable[[CaseResult], None], *, tasks: Iterable[Task] | None = None,
-                 skip: Callable[[str], bool] | None = None) -> None:
+def run_anywhere(
+    configs: Iterable[ConvConfig],
+    settings: RunSettings,
+    schedule: Schedule,
+    on_result: Callable[[CaseResult], None],
+    *,
+    tasks: Iterable[Task] | None = None,
+    skip: Callable[[str], bool] | None = None,
+) -> None:
     """Run the configs (or `tasks`, each with its canary) on the schedule's local workers, or on its Ray cluster
     ('local' starts one here with `jobs` CPUs); `on_result` sees each case as it ends."""
     if schedule.cluster:

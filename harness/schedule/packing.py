@@ -7,9 +7,9 @@ selection always gives the same packs.
 
 from __future__ import annotations
 
+from harness.config import CAPTURED, ConfigError, ConvConfig, elements
 from harness.expectations.known_issues import known_issues
 from harness.expectations.rejections import expected_rejection
-from harness.config import CAPTURED, ConvConfig, ConfigError, elements
 from harness.policy.packing import PACK_ELEMENTS, PACKABLE_FAMILIES, PACKABLE_OUTCOMES, UNPACKABLE_CONTEXTS
 from harness.policy.targets import get_target
 

@@ -23,9 +23,9 @@ import multiprocessing as mp
 import os
 import time
 from collections import deque
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from multiprocessing.connection import wait
-from typing import Callable, Iterable
 
 from harness.config import ConvConfig
 from harness.policy.targets import get_target
@@ -76,13 +76,27 @@ def rss_bytes() -> int:
 
 def lost_case(descriptor: str, settings: RunSettings, reason: str, error_type: str) -> CaseResult:
     """The result of a case whose worker gave none (it died, hung or was lost): a runner_error saying why."""
-    return CaseResult(descriptor, settings.seed, Outcome.RUNNER_ERROR, reason=reason, target=settings.target,
-                      runner=get_target(settings.target).runner, run_id=settings.run_id, canary=settings.canary,
-                      error_type=error_type)
+    return CaseResult(
+        descriptor,
+        settings.seed,
+        Outcome.RUNNER_ERROR,
+        reason=reason,
+        target=settings.target,
+        runner=get_target(settings.target).runner,
+        run_id=settings.run_id,
+        canary=settings.canary,
+        error_type=error_type,
+    )
 
 
-def lose_task(task: Task, pending: deque, on_result: Callable[[CaseResult], None], settings: RunSettings,
-              reason: str, error_type: str) -> None:
+def lose_task(
+    task: Task,
+    pending: deque,
+    on_result: Callable[[CaseResult], None],
+    settings: RunSettings,
+    reason: str,
+    error_type: str,
+) -> None:
     """A task that gave no result: a pack's cases are queued again, alone, next; a lone case is a runner_error."""
     if len(task.descriptors) > 1:
         pending.extendleft(Task((d,), task.canary) for d in reversed(task.descriptors))
@@ -104,7 +118,7 @@ def usable_runner(case_fn: FunctionRef) -> tuple[Callable[[Task, RunSettings], l
         return None, str(found)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def task_runner(case_fn: FunctionRef) -> Callable[[Task, RunSettings], list[str]]:
     """Runs one task in this process: a pack through the case function's module's `run_pack`
     (harness.run.packed), a single case through the case function (`harness.run.settings.CaseFunction`);
@@ -202,8 +216,15 @@ class WorkerPool:
     retired and replaced between tasks.
     """
 
-    def __init__(self, settings: RunSettings, schedule: Schedule, on_result: Callable[[CaseResult], None], *,
-                 stats: WorkerStats | None = None, skip: Callable[[str], bool] | None = None):
+    def __init__(
+        self,
+        settings: RunSettings,
+        schedule: Schedule,
+        on_result: Callable[[CaseResult], None],
+        *,
+        stats: WorkerStats | None = None,
+        skip: Callable[[str], bool] | None = None,
+    ):
         self.ctx = _context(schedule.case_fn)
         self.recycle_tasks = schedule.recycle_tasks
         self.case_fn, self.settings, self.jobs, self.on_result = schedule.case_fn, settings, schedule.jobs, on_result
@@ -219,10 +240,13 @@ class WorkerPool:
         self.workers = [self._new() for _ in range(max(1, min(self.jobs, len(self.pending))))]
         try:
             while self.pending or any(w.task for w in self.workers):
-                busy = [w.started + self.time_limit - time.monotonic() for w in self.workers
-                        if w.task and self.time_limit]
-                ready = wait([w.conn for w in self.workers] + [w.process.sentinel for w in self.workers],
-                             timeout=max(0.0, min(busy)) if busy else None)
+                busy = [
+                    w.started + self.time_limit - time.monotonic() for w in self.workers if w.task and self.time_limit
+                ]
+                ready = wait(
+                    [w.conn for w in self.workers] + [w.process.sentinel for w in self.workers],
+                    timeout=max(0.0, min(busy)) if busy else None,
+                )
                 self._expire()
                 for w in list(self.workers):
                     self._attend(w, ready)
@@ -252,13 +276,18 @@ class WorkerPool:
 
     def _expire(self) -> None:
         """Kill and replace each worker past the time limit; its task is lost as a timeout."""
-        for w in [w for w in self.workers if w.task and self.time_limit
-                  and time.monotonic() - w.started > self.time_limit]:
+        for w in [
+            w for w in self.workers if w.task and self.time_limit and time.monotonic() - w.started > self.time_limit
+        ]:
             w.process.kill()
             w.process.join(timeout=5)
-            self._lose(w.task, f"timeout: no result after {self.time_limit:g} s (the tier's limit, "
-                               "harness/policy/limits.py); its worker was replaced. Run it alone with "
-                               "`python -m harness run` to see where it hangs", "Timeout")
+            self._lose(
+                w.task,
+                f"timeout: no result after {self.time_limit:g} s (the tier's limit, "
+                "harness/policy/limits.py); its worker was replaced. Run it alone with "
+                "`python -m harness run` to see where it hangs",
+                "Timeout",
+            )
             self._replace(w)
 
     def _attend(self, w: _ProcessWorker, ready: list) -> None:
@@ -282,7 +311,9 @@ class WorkerPool:
                     self.on_result(CaseResult.from_dict(json.loads(line)))
                 self.stats.rss_after_case.append(rss)
                 w.task, w.done = None, w.done + 1
-                if (self.recycle_rss and rss > self.recycle_rss) or (self.recycle_tasks and w.done >= self.recycle_tasks):
+                if (self.recycle_rss and rss > self.recycle_rss) or (
+                    self.recycle_tasks and w.done >= self.recycle_tasks
+                ):
                     # retire it now, between two cases
                     self.stats.recycled += 1
                     w.stop()
@@ -297,8 +328,12 @@ class WorkerPool:
             if not w.ready:
                 raise RuntimeError(f"a worker process failed to start (exit code {w.process.exitcode})")
             if w.task is not None:
-                self._lose(w.task, f"worker process died (exit code {w.process.exitcode}) while running this "
-                                   "case; run it alone with `python -m harness run` to see the stage", "WorkerDied")
+                self._lose(
+                    w.task,
+                    f"worker process died (exit code {w.process.exitcode}) while running this "
+                    "case; run it alone with `python -m harness run` to see the stage",
+                    "WorkerDied",
+                )
             self._replace(w)
 
     def _dispatch(self, w: _ProcessWorker) -> None:
@@ -311,9 +346,16 @@ class WorkerPool:
             w.task = None
 
 
-def run_parallel(configs: Iterable[ConvConfig], settings: RunSettings, schedule: Schedule,
-                 on_result: Callable[[CaseResult], None], *, tasks: Iterable[Task] | None = None,
-                 skip: Callable[[str], bool] | None = None, stats: WorkerStats | None = None) -> None:
+def run_parallel(
+    configs: Iterable[ConvConfig],
+    settings: RunSettings,
+    schedule: Schedule,
+    on_result: Callable[[CaseResult], None],
+    *,
+    tasks: Iterable[Task] | None = None,
+    skip: Callable[[str], bool] | None = None,
+    stats: WorkerStats | None = None,
+) -> None:
     """Run every config on the schedule's workers (`WorkerPool`); call `on_result` as each finishes.
 
     The schedule's `case_fn` is the per-case function (`harness.run.settings.CaseFunction`), `run_configured`
@@ -326,6 +368,7 @@ def run_parallel(configs: Iterable[ConvConfig], settings: RunSettings, schedule:
     from harness.schedule.packing import form_packs
 
     if tasks is None:
-        tasks = [Task(tuple(c.descriptor for c in t)) for t in form_packs(list(configs), settings.target,
-                                                                          schedule.pack)]
+        tasks = [
+            Task(tuple(c.descriptor for c in t)) for t in form_packs(list(configs), settings.target, schedule.pack)
+        ]
     WorkerPool(settings, schedule, on_result, stats=stats, skip=skip).run(tasks)

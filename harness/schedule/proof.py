@@ -12,8 +12,8 @@ recorded; the proof's are in its one line.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from harness.config import parse_descriptor
 from harness.policy.controls import CANARY_CASES, CONTROLS, PROOF_CANARY
@@ -43,7 +43,7 @@ class Proof:
     canary: str = ""  # the canary case's actual outcome ('' until it ends)
 
     @classmethod
-    def for_target(cls, target: str) -> "Proof":
+    def for_target(cls, target: str) -> Proof:
         controls = tuple(d for d in CONTROLS if _fits(target, d))
         canary_case = next((d for d in CANARY_CASES.values() if _fits(target, d)), "")
         return cls(target, controls, canary_case)
@@ -58,16 +58,20 @@ class Proof:
         if r.canary == PROOF_CANARY and r.descriptor == self.canary_case:
             self.canary = r.actual_outcome
             if r.actual_outcome in ("pass", "mistrusted"):
-                raise EnvironmentBroken(f"the harness or this environment is broken: the canary {PROOF_CANARY} was "
-                                        f"not caught on {r.descriptor} (it ended in {r.actual_outcome}); nothing "
-                                        "was blamed on the backend")
+                raise EnvironmentBroken(
+                    f"the harness or this environment is broken: the canary {PROOF_CANARY} was "
+                    f"not caught on {r.descriptor} (it ended in {r.actual_outcome}); nothing "
+                    "was blamed on the backend"
+                )
             return True
         if not r.canary and r.descriptor in self.controls:
             self.seen[r.descriptor] = r.actual_outcome
             if r.actual_outcome not in ("pass", "skipped"):
-                raise EnvironmentBroken(f"the harness or this environment is broken: the control {r.descriptor} "
-                                        f"ended in {r.actual_outcome} ({(r.reason or '')[:200]}); nothing was "
-                                        "blamed on the backend")
+                raise EnvironmentBroken(
+                    f"the harness or this environment is broken: the control {r.descriptor} "
+                    f"ended in {r.actual_outcome} ({(r.reason or '')[:200]}); nothing was "
+                    "blamed on the backend"
+                )
             return True
         return False
 
@@ -107,5 +111,6 @@ def nothing_ran(results: list[CaseResult]) -> str:
         return ""
     reasons = "; ".join(sorted({(r.reason or "")[:160] for r in skipped})[:2])
     before = len(results) - len(skipped)
-    return (f"no case ran on the target's runner: {len(skipped)} of {len(results)} skipped ({reasons})"
-            + (f", {before} ended before it (refused or failed in the lowering)" if before else ""))
+    return f"no case ran on the target's runner: {len(skipped)} of {len(results)} skipped ({reasons})" + (
+        f", {before} ended before it (refused or failed in the lowering)" if before else ""
+    )

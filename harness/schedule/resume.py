@@ -37,8 +37,9 @@ def nothing_to_resume(results_path: Path) -> None:
         raise ConfigError(f"invalid --resume: no results at {results_path} and no part files beside it to resume")
 
 
-def earlier_results(results_path: Path, wanted: list[str], seed: int, target: str, canary: str,
-                    versions: dict) -> Earlier:
+def earlier_results(
+    results_path: Path, wanted: list[str], seed: int, target: str, canary: str, versions: dict
+) -> Earlier:
     """The finished cases of the interrupted run at `results_path` that are in `wanted`; ConfigError if there is
     nothing to resume or the results were made differently."""
     nothing_to_resume(results_path)
@@ -48,14 +49,22 @@ def earlier_results(results_path: Path, wanted: list[str], seed: int, target: st
     keep = set(wanted)
     for path in files:
         for r in read_results(path, tolerate_cut_end=path in parts):
-            for name, have, want in (("seed", r.seed, seed), ("target", r.target, target), ("canary", r.canary, canary)):
+            for name, have, want in (
+                ("seed", r.seed, seed),
+                ("target", r.target, target),
+                ("canary", r.canary, canary),
+            ):
                 if have != want:
-                    raise ConfigError(f"invalid --resume: {path} holds results made with {name} {have!r}, "
-                                      f"this sweep runs {name} {want!r}")
+                    raise ConfigError(
+                        f"invalid --resume: {path} holds results made with {name} {have!r}, "
+                        f"this sweep runs {name} {want!r}"
+                    )
             moved = {k: (r.versions.get(k), v) for k, v in versions.items() if r.versions.get(k) not in (None, v)}
             if moved:
-                raise ConfigError(f"invalid --resume: {path} was made with other versions "
-                                  f"({', '.join(f'{k} {a} -> {b}' for k, (a, b) in sorted(moved.items()))})")
+                raise ConfigError(
+                    f"invalid --resume: {path} was made with other versions "
+                    f"({', '.join(f'{k} {a} -> {b}' for k, (a, b) in sorted(moved.items()))})"
+                )
             if r.descriptor in keep:
                 earlier.results.append(r)
     earlier.run_id = max((r.run_id for r in earlier.results if r.run_id), default="")

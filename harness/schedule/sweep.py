@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from harness.blame import BackendImportError
-from harness.schedule.packing import check_pack_size
 from harness.cases.selection import select
 from harness.config import ConfigError
 from harness.history.db import BROKEN, COMPLETE, INTERRUPTED, History, RunInfo
@@ -26,7 +25,7 @@ from harness.results.case_result import CaseResult, new_run_id, versions
 from harness.results.store import ResultWriter, ordered, read_results, write_results
 from harness.run.settings import RUN_CONFIGURED, FunctionRef, RunSettings
 from harness.schedule.dispatch import run_anywhere
-from harness.schedule.packing import form_packs
+from harness.schedule.packing import check_pack_size, form_packs
 from harness.schedule.parallel import Task
 from harness.schedule.plan import Schedule
 from harness.schedule.proof import EnvironmentBroken, Proof, nothing_ran
@@ -103,8 +102,9 @@ def check(req: SweepRequest) -> list:
     return select(req.tier, req.random, req.seed, req.filter, req.shard, req.target)
 
 
-def _dispatch(req: SweepRequest, todo: list, settings: RunSettings, record: Callable[[CaseResult], None],
-              proof: Proof | None) -> None:
+def _dispatch(
+    req: SweepRequest, todo: list, settings: RunSettings, record: Callable[[CaseResult], None], proof: Proof | None
+) -> None:
     """The cases on local workers, or on a Ray cluster; the proof's tasks first, in the same workers."""
     tasks = [Task(tuple(c.descriptor for c in t)) for t in form_packs(todo, req.target, req.pack)]
     if proof is not None:
@@ -113,12 +113,23 @@ def _dispatch(req: SweepRequest, todo: list, settings: RunSettings, record: Call
     run_anywhere(todo, settings, schedule, record, tasks=tasks)
 
 
-def _new_run(req: SweepRequest, expected: int, earlier: Earlier, current: dict, results_path: Path
-             ) -> tuple[RunInfo, Path]:
+def _new_run(
+    req: SweepRequest, expected: int, earlier: Earlier, current: dict, results_path: Path
+) -> tuple[RunInfo, Path]:
     """The run's record (a resumed run keeps its id) and the part file its workers' results go to."""
-    run = RunInfo(earlier.run_id or new_run_id(), req.tier, req.seed, req.target, random=req.random,
-                  filter=req.filter or "", canary=req.canary, shard=req.shard or "", expected=expected,
-                  versions=current, command=" ".join(["python -m harness", *sys.argv[1:]]))
+    run = RunInfo(
+        earlier.run_id or new_run_id(),
+        req.tier,
+        req.seed,
+        req.target,
+        random=req.random,
+        filter=req.filter or "",
+        canary=req.canary,
+        shard=req.shard or "",
+        expected=expected,
+        versions=current,
+        command=" ".join(["python -m harness", *sys.argv[1:]]),
+    )
     part = results_path.with_name(f"{results_path.stem}.{run.run_id}.part{results_path.suffix}")
     if part in earlier.files:  # the part file of the run being resumed: keep it as an input, write a new one
         part = part.with_name(f"{results_path.stem}.{run.run_id}-{len(earlier.files)}.part{results_path.suffix}")
@@ -126,8 +137,9 @@ def _new_run(req: SweepRequest, expected: int, earlier: Earlier, current: dict, 
     return run, part
 
 
-def _end_broken(history: History | None, run: RunInfo, finished: list[CaseResult], configs: list,
-                results_path: Path) -> None:
+def _end_broken(
+    history: History | None, run: RunInfo, finished: list[CaseResult], configs: list, results_path: Path
+) -> None:
     """A run the proof stopped: its finished cases kept in the results file, the run closed as broken."""
     if history:
         history.finish_run(run.run_id, BROKEN, time.time())
@@ -135,20 +147,31 @@ def _end_broken(history: History | None, run: RunInfo, finished: list[CaseResult
     write_results(ordered(finished, [c.descriptor for c in configs]), results_path)
 
 
+def _open_history(req: SweepRequest, run, earlier: Earlier) -> History | None:
+    """The run history with this run open in it and a resumed run's earlier results recorded (already there unless
+    the run was made without a history: recorded either way); None without a history."""
+    if not req.db:
+        return None
+    history = History(req.db)
+    history.ensure_run(run)
+    history.reopen_run(run.run_id, run.part)
+    for r in earlier.results:
+        history.record(r)
+    return history
+
+
 def run_sweep(req: SweepRequest, on_result: Callable[[CaseResult], None] | None = None) -> SweepRun:
     """Run the selected cases; ConfigError (before any work) for a bad request."""
     configs = check(req)
     results_path = results_file(req)
     current = versions()
-    earlier = earlier_results(results_path, [c.descriptor for c in configs], req.seed, req.target, req.canary,
-                              current) if req.resume else Earlier()
+    earlier = (
+        earlier_results(results_path, [c.descriptor for c in configs], req.seed, req.target, req.canary, current)
+        if req.resume
+        else Earlier()
+    )
     run, part = _new_run(req, len(configs), earlier, current, results_path)
-    history = History(req.db) if req.db else None
-    if history:
-        history.ensure_run(run)
-        history.reopen_run(run.run_id, run.part)
-        for r in earlier.results:  # already there unless the run was made without a history: recorded either way
-            history.record(r)
+    history = _open_history(req, run, earlier)
     for r in earlier.results if on_result else []:  # a progress bar counts the run's cases, earlier ones too
         on_result(r)
     finished_before = {r.descriptor for r in earlier.results}

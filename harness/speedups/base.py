@@ -12,8 +12,8 @@ is its answer: off, with the exception named). `install` returns the undo.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 Undo = Callable[[], None]
 

@@ -53,7 +53,11 @@ def probe() -> str:
     for params in (([int], str), (..., int)):
         if CachedCallable[params] != collections.abc.Callable[params]:
             return f"Callable[{params}] differs"
-    if not isinstance(len, CachedCallable) or isinstance(3, CachedCallable) or not issubclass(type(len), CachedCallable):
+    if (
+        not isinstance(len, CachedCallable)
+        or isinstance(3, CachedCallable)
+        or not issubclass(type(len), CachedCallable)
+    ):
         return "the stand-in's isinstance checks differ"
     return ""
 

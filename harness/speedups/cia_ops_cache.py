@@ -22,8 +22,10 @@ BOUND_IN = ("torch.export.exported_program", "torch.export.decomp_utils")  # mod
 def _key() -> tuple:
     import torch
 
-    return (tuple(torch.ops._dir),
-            len(torch._C._dispatch_get_registrations_for_dispatch_key("CompositeImplicitAutograd")))
+    return (
+        tuple(torch.ops._dir),
+        len(torch._C._dispatch_get_registrations_for_dispatch_key("CompositeImplicitAutograd")),
+    )
 
 
 def cached(original):

@@ -23,8 +23,8 @@ tests/speedups/test_cia_override.py checks on every op).
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Callable, Iterator
 
 from harness.speedups.base import Undo, need, patch
 
@@ -87,7 +87,9 @@ def override_composite_implicit_decomp(cia_ops_to_callable: dict) -> Iterator[No
             kernels.update(table)
             op._dispatch_cache.clear()
             if not _is_op_registered_to_fake_rule(op):
-                register_op_impl(op)(functools.partial(_force_dispatch_to_orig_cia_callable, original_callable=original))
+                register_op_impl(op)(
+                    functools.partial(_force_dispatch_to_orig_cia_callable, original_callable=original)
+                )
         yield
     finally:
         for op, kernels in saved.items():
@@ -132,7 +134,10 @@ def snapshot(ops) -> dict:
             if getattr(fn, "__qualname__", "") == "autograd_not_implemented.<locals>.inner":
                 cell = dict(zip(fn.__code__.co_freevars, (c.cell_contents for c in fn.__closure__)))
                 fn = ("autograd_not_implemented", cell.get("op"), cell.get("deferred_error"))
-            elif getattr(fn, "func", None) is not None and getattr(fn.func, "__name__", "") == "_special_op_to_decompose_cia":
+            elif (
+                getattr(fn, "func", None) is not None
+                and getattr(fn.func, "__name__", "") == "_special_op_to_decompose_cia"
+            ):
                 fn = ("decompose_cia", fn.keywords.get("kernel"))
             rows.append((key, fn))
         rule = fake_impls.op_implementations_dict.get(op)

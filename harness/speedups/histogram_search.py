@@ -18,7 +18,7 @@ attributes the search reads, and picks torchao's range on a few data sets
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -88,7 +88,6 @@ def torchaos_search(observer_class) -> Callable:
 def _observers() -> list:
     """Observers fed with a few kinds of data (normal, one-sided, outliers, constant)."""
     import torch
-
     from torchao.quantization.pt2e.observer import HistogramObserver
 
     g = torch.Generator().manual_seed(0)

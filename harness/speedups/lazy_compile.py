@@ -22,8 +22,8 @@ where the lowering runs, for `skip_retrace`).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 from harness.speedups.base import Undo, need, patch
 

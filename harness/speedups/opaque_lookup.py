@@ -39,8 +39,19 @@ def _sample() -> list:
         RED = 1
 
     graph = torch.fx.Graph()
-    return [torch.zeros(2), graph.placeholder("x"), 3, 2.5, "s", None, (1, 2), [torch.ones(1)], Color.RED,
-            torch.float32, torch.device("cpu")]
+    return [
+        torch.zeros(2),
+        graph.placeholder("x"),
+        3,
+        2.5,
+        "s",
+        None,
+        (1, 2),
+        [torch.ones(1)],
+        Color.RED,
+        torch.float32,
+        torch.device("cpu"),
+    ]
 
 
 def _answers(values, check, resolve) -> list:
@@ -66,8 +77,10 @@ def probe() -> str:
     want = torchs()
     undo = install()
     try:
-        got = [_answers(_sample(), OpaqueBaseMeta.__instancecheck__, opaque_object._resolve_opaque_type_info)
-               for _ in range(2)]  # the second time from the memo
+        got = [
+            _answers(_sample(), OpaqueBaseMeta.__instancecheck__, opaque_object._resolve_opaque_type_info)
+            for _ in range(2)
+        ]  # the second time from the memo
     finally:
         undo()
         forget()
@@ -120,5 +133,9 @@ def install() -> Undo:
 
     _resolve_opaque_type_info.__wrapped__ = original_resolve
     __instancecheck__.__wrapped__ = original_check
-    return undo_all([patch(opaque_object, "_resolve_opaque_type_info", _resolve_opaque_type_info),
-                     patch(_opaque_base.OpaqueBaseMeta, "__instancecheck__", __instancecheck__)])
+    return undo_all(
+        [
+            patch(opaque_object, "_resolve_opaque_type_info", _resolve_opaque_type_info),
+            patch(_opaque_base.OpaqueBaseMeta, "__instancecheck__", __instancecheck__),
+        ]
+    )

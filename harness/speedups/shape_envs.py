@@ -19,7 +19,7 @@ import weakref
 
 from harness.speedups.base import Undo, need, patch
 
-_LIVE: "weakref.WeakSet | None" = None  # every ShapeEnv built since install
+_LIVE: weakref.WeakSet | None = None  # every ShapeEnv built since install
 _CACHES: tuple = ()  # ShapeEnv's per-method LRU caches
 
 

@@ -19,9 +19,9 @@ import contextlib
 import hashlib
 import json
 import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
 
 from harness.speedups.base import Undo, run_probe, undo_all
 from harness.speedups.catalog import SPEEDUPS

@@ -22,8 +22,9 @@ class Backend(Protocol):
     def tosa_spec(self, target: Target, scheme: str, dynamic: bool = False, control_flow: bool = False) -> str:
         """The TOSA profile and extensions this target lowers a case to."""
 
-    def compile_spec(self, target: Target, scheme: str, dynamic: bool = False, control_flow: bool = False,
-                     workdir: str | None = None) -> Any: ...
+    def compile_spec(
+        self, target: Target, scheme: str, dynamic: bool = False, control_flow: bool = False, workdir: str | None = None
+    ) -> Any: ...
 
     def partitioner(self, compile_spec: Any) -> Any: ...
 

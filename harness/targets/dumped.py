@@ -29,7 +29,8 @@ def dumped_tosa(delegates: list, workdir: str | None, backend: str) -> list[byte
         tag = delegation_tag(d)
         found = sorted(folder.glob(f"output_{tag}_*.tosa" if tag else "output_*.tosa"))
         if len(found) != 1:
-            raise RuntimeError(f"expected one TOSA flatbuffer for delegation tag {tag!r} in {workdir}, "
-                               f"found {[p.name for p in found]}")
+            raise RuntimeError(
+                f"expected one TOSA flatbuffer for delegation tag {tag!r} in {workdir}, found {[p.name for p in found]}"
+            )
         out.append(found[0].read_bytes())
     return out

@@ -26,8 +26,9 @@ def tosa_spec(target: Target, scheme: str, dynamic: bool = False, control_flow: 
     return str(EthosUCompileSpec(target.accelerator).tosa_spec)
 
 
-def compile_spec(target: Target, scheme: str, dynamic: bool = False, control_flow: bool = False,
-                 workdir: str | None = None) -> EthosUCompileSpec:
+def compile_spec(
+    target: Target, scheme: str, dynamic: bool = False, control_flow: bool = False, workdir: str | None = None
+) -> EthosUCompileSpec:
     spec = EthosUCompileSpec(target.accelerator)
     if workdir is not None:
         spec.dump_intermediate_artifacts_to(workdir)

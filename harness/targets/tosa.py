@@ -7,7 +7,7 @@ control-flow one. A delegate's processed bytes are its TOSA flatbuffer.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 from executorch.backends.arm.quantizer import TOSAQuantizer
 from executorch.backends.arm.tosa.compile_spec import TosaCompileSpec
@@ -26,13 +26,14 @@ def tosa_spec(target: Target, scheme: str, dynamic: bool = False, control_flow: 
     return spec + "+cf" if control_flow else spec
 
 
-@lru_cache(maxsize=None)
+@cache
 def _compile_spec(spec: str) -> TosaCompileSpec:
     return TosaCompileSpec(spec)
 
 
-def compile_spec(target: Target, scheme: str, dynamic: bool = False, control_flow: bool = False,
-                 workdir: str | None = None) -> TosaCompileSpec:
+def compile_spec(
+    target: Target, scheme: str, dynamic: bool = False, control_flow: bool = False, workdir: str | None = None
+) -> TosaCompileSpec:
     return _compile_spec(tosa_spec(target, scheme, dynamic, control_flow))
 
 

@@ -41,7 +41,7 @@ def parse_printed(log: str) -> list[dict]:
             continue
         for label, key in _PRINTED.items():
             if line.startswith(label):
-                number = _NUMBER.search(line[len(label):])
+                number = _NUMBER.search(line[len(label) :])
                 if number:
                     value = float(number.group(1))
                     blocks[-1][key] = int(value) if key == "macs" else value
@@ -56,8 +56,12 @@ def parse_csv(path: Path) -> dict:
         return {}
     row = rows[0]
     out = {}
-    for key, column in (("cycles", "cycles_total"), ("npu_cycles", "cycles_npu"), ("inference_s", "inference_time"),
-                        ("passes", "passes_after_fusing")):
+    for key, column in (
+        ("cycles", "cycles_total"),
+        ("npu_cycles", "cycles_npu"),
+        ("inference_s", "inference_time"),
+        ("passes", "passes_after_fusing"),
+    ):
         if row.get(column) not in (None, ""):
             value = float(row[column])
             out[key] = int(value) if key in ("cycles", "npu_cycles", "passes") else value

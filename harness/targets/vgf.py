@@ -18,14 +18,15 @@ from executorch.backends.arm.vgf import VgfCompileSpec, VgfPartitioner
 
 from harness.policy.targets import Target
 from harness.targets.dumped import dumped_tosa
-from harness.tools import expose
 from harness.targets.tosa import tosa_spec  # noqa: F401 - the same profile per scheme as the generic target
+from harness.tools import expose
 
 NEEDS_WORKDIR = True
 
 
-def compile_spec(target: Target, scheme: str, dynamic: bool = False, control_flow: bool = False,
-                 workdir: str | None = None) -> VgfCompileSpec:
+def compile_spec(
+    target: Target, scheme: str, dynamic: bool = False, control_flow: bool = False, workdir: str | None = None
+) -> VgfCompileSpec:
     for tool, _ in target.tools:
         expose(tool)  # the backend looks the converter up on PATH, which an unactivated venv leaves it off
     spec = VgfCompileSpec(tosa_spec(target, scheme, dynamic, control_flow))

@@ -12,7 +12,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.tosa.graph import CONV_ATTRIBUTES, _CONSTANT_OPS, _acc_type, _enum_names, _tensors, _weight_type, narrowed_convs
+from harness.tosa.graph import (
+    _CONSTANT_OPS,
+    CONV_ATTRIBUTES,
+    _acc_type,
+    _enum_names,
+    _tensors,
+    _weight_type,
+    narrowed_convs,
+)
 
 
 class SplitError(ValueError):

@@ -8,7 +8,7 @@ Python objects claim.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 
 CONV_OPS = ("CONV2D", "DEPTHWISE_CONV2D", "TRANSPOSE_CONV2D", "CONV3D")
 CONV_ATTRIBUTES = {
@@ -104,7 +104,7 @@ def narrowed_convs(ops: list, names: list[str], tensors: dict[str, TensorInfo]) 
     return found
 
 
-@lru_cache(maxsize=None)
+@cache
 def _enum_names(module: str) -> dict[int, str]:
     mod = __import__(f"tosa.{module}", fromlist=[module])
     cls = getattr(mod, module)
@@ -145,5 +145,6 @@ def read_tosa(buffer: bytes) -> TosaSummary:
             if r == 0 and b == 0:
                 inputs = tuple(tensors[block.Inputs(i).decode()] for i in range(block.InputsLength()))
                 outputs = tuple(tensors[block.Outputs(i).decode()] for i in range(block.OutputsLength()))
-    return TosaSummary(version, tuple(ops), inputs, outputs, tuple(regions), tuple(acc_types), tuple(weight_types),
-                       narrowed)
+    return TosaSummary(
+        version, tuple(ops), inputs, outputs, tuple(regions), tuple(acc_types), tuple(weight_types), narrowed
+    )

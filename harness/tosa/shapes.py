@@ -14,8 +14,8 @@ a lowering that emits inconsistent shapes is reported, not papered over.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 
@@ -108,10 +108,11 @@ def _output_shapes(name: str, op, ins: list[str], st: _State) -> list[int] | Non
         pad, stride, dilation = (_ints(attr, f) for f in ("Pad", "Stride", "Dilation"))
         x, w = shape(0), shape(1)
         spatial = len(stride)
-        kernels = w[:spatial] if name == "DEPTHWISE_CONV2D" else w[1:1 + spatial]
+        kernels = w[:spatial] if name == "DEPTHWISE_CONV2D" else w[1 : 1 + spatial]
         out_c = w[2] * w[3] if name == "DEPTHWISE_CONV2D" else w[0]
-        dims = [_conv_out(x[1 + i], pad[2 * i], pad[2 * i + 1], kernels[i], stride[i], dilation[i])
-                for i in range(spatial)]
+        dims = [
+            _conv_out(x[1 + i], pad[2 * i], pad[2 * i + 1], kernels[i], stride[i], dilation[i]) for i in range(spatial)
+        ]
         return [x[0], *dims, out_c]
     if name == "TRANSPOSE_CONV2D":
         attr = attribute(op, CONV_ATTRIBUTES[name])
@@ -123,11 +124,15 @@ def _output_shapes(name: str, op, ins: list[str], st: _State) -> list[int] | Non
         attr = attribute(op, "MaxPool2dAttribute" if name == "MAX_POOL2D" else "AvgPool2dAttribute")
         kernel, stride, pad = (_ints(attr, f) for f in ("Kernel", "Stride", "Pad"))
         x = shape(0)
-        return [x[0], *(_conv_out(x[1 + i], pad[2 * i], pad[2 * i + 1], kernel[i], stride[i], 1)
-                        for i in range(2)), x[3]]
+        return [
+            x[0],
+            *(_conv_out(x[1 + i], pad[2 * i], pad[2 * i + 1], kernel[i], stride[i], 1) for i in range(2)),
+            x[3],
+        ]
     if name in _REDUCE:
-        attr_name = "ArgMaxAttribute" if name == "ARGMAX" else \
-            "".join(p.capitalize() for p in name.split("_")) + "Attribute"
+        attr_name = (
+            "ArgMaxAttribute" if name == "ARGMAX" else "".join(p.capitalize() for p in name.split("_")) + "Attribute"
+        )
         axis = attribute(op, attr_name).Axis()
         out = list(shape(0))
         if name == "ARGMAX":

@@ -72,8 +72,11 @@ def history(tmp_path_factory) -> tuple[Path, dict[str, str]]:
 def _partial_clone(repo: Path, into: Path) -> Path:
     """A clone without the large blob, whose origin is then gone: a checkout of c1 cannot be made from it."""
     et.git(repo, "config", "uploadpack.allowFilter", "true")
-    subprocess.run(["git", "clone", "--quiet", "--bare", "--filter=blob:limit=1m", f"file://{repo}", str(into)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        ["git", "clone", "--quiet", "--bare", "--filter=blob:limit=1m", f"file://{repo}", str(into)],
+        check=True,
+        capture_output=True,
+    )
     et.git(into, "remote", "set-url", "origin", f"file://{repo}-gone")
     return into
 
@@ -81,8 +84,11 @@ def _partial_clone(repo: Path, into: Path) -> Path:
 def test_a_partial_clone_without_a_large_blob_is_bisected_to_the_seeded_commit(history, tmp_path):
     repo, revs = history
     clone = _partial_clone(repo, tmp_path / "partial.git")
-    worktree = subprocess.run(["git", "-C", str(clone), "worktree", "add", "--detach", str(tmp_path / "w"), revs["c1"]],
-                              capture_output=True, text=True)
+    worktree = subprocess.run(
+        ["git", "-C", str(clone), "worktree", "add", "--detach", str(tmp_path / "w"), revs["c1"]],
+        capture_output=True,
+        text=True,
+    )
     assert worktree.returncode != 0, "the clone must lack a blob a full checkout needs"
     b = bisect_commits(clone, revs["c1"], revs["c6"], CASE, cache=tmp_path / "cache")
     assert b.error == "" and b.direction == "regression" and b.first == revs["c3"], b
@@ -130,20 +136,51 @@ def test_an_interrupted_bisection_leaves_the_clone_its_branch_and_its_own_bisect
     subprocess.run(["git", "clone", "--quiet", str(repo), str(clone)], check=True, capture_output=True)
     et.git(clone, "bisect", "start", revs["c8"], revs["c1"])  # the user's own bisection, under way
     (clone / "NOTES").write_text("an uncommitted edit\n")
-    before = {k: et.git(clone, *a) for k, a in {"head": ("rev-parse", "HEAD"), "status": ("status", "--porcelain"),
-                                                  "log": ("bisect", "log"), "wt": ("worktree", "list")}.items()}
-    proc = subprocess.Popen([sys.executable, "-m", "harness", "bisect", "commits", CASE, "--repo", str(clone),
-                             "--good", revs["c1"], "--bad", revs["c6"]], stdout=subprocess.PIPE, text=True,
-                            env=dict(os.environ, HARNESS_CACHE=str(tmp_path / "cache")), start_new_session=True,
-                            # a shell starts a foreground job with SIGINT at its default (CI may run us with it ignored)
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    before = {
+        k: et.git(clone, *a)
+        for k, a in {
+            "head": ("rev-parse", "HEAD"),
+            "status": ("status", "--porcelain"),
+            "log": ("bisect", "log"),
+            "wt": ("worktree", "list"),
+        }.items()
+    }
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "harness",
+            "bisect",
+            "commits",
+            CASE,
+            "--repo",
+            str(clone),
+            "--good",
+            revs["c1"],
+            "--bad",
+            revs["c6"],
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, HARNESS_CACHE=str(tmp_path / "cache")),
+        start_new_session=True,
+        # a shell starts a foreground job with SIGINT at its default (CI may run us with it ignored)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     first = proc.stdout.readline()  # the first tried commit's line: the bisection is under way
     assert first.strip(), "the bisection printed nothing"
     time.sleep(2)
     os.killpg(proc.pid, signal.SIGINT)
     assert proc.wait(timeout=120) == 130
-    after = {k: et.git(clone, *a) for k, a in {"head": ("rev-parse", "HEAD"), "status": ("status", "--porcelain"),
-                                                 "log": ("bisect", "log"), "wt": ("worktree", "list")}.items()}
+    after = {
+        k: et.git(clone, *a)
+        for k, a in {
+            "head": ("rev-parse", "HEAD"),
+            "status": ("status", "--porcelain"),
+            "log": ("bisect", "log"),
+            "wt": ("worktree", "list"),
+        }.items()
+    }
     assert after == before
 
 
@@ -160,13 +197,21 @@ def test_the_line_between_two_commits_and_its_direction(history):
 def test_a_state_is_pass_or_a_signature_and_a_harness_error_says_nothing():
     assert state_of(None) == "" and state_of({"actual_outcome": "harness_error"}) == ""
     assert state_of({"actual_outcome": "pass"}) == "pass"
-    failed = {"descriptor": CASE, "seed": 0, "outcome": "lowering_error", "actual_outcome": "lowering_error",
-              "stage": "lower", "error_type": "AttributeError", "metrics": {}}
+    failed = {
+        "descriptor": CASE,
+        "seed": 0,
+        "outcome": "lowering_error",
+        "actual_outcome": "lowering_error",
+        "stage": "lower",
+        "error_type": "AttributeError",
+        "metrics": {},
+    }
     numel = state_of({**failed, "reason": "lower: AttributeError: 'SymInt' object has no attribute 'numel'"})
     name = state_of({**failed, "reason": "lower: AttributeError: 'TosaArg' object has no attribute 'name'"})
     assert numel == "lowering_error/lower/AttributeError: 'SymInt' object has no attribute 'numel'" and numel != name
-    assert state_of({**failed, "reason": "lower: AttributeError: no producer for s53 [a new failure: x]"}) == \
-        state_of({**failed, "reason": "lower: AttributeError: no producer for s7"})  # symbols left out
+    assert state_of({**failed, "reason": "lower: AttributeError: no producer for s53 [a new failure: x]"}) == state_of(
+        {**failed, "reason": "lower: AttributeError: no producer for s7"}
+    )  # symbols left out
 
 
 def test_a_repository_that_is_not_executorch_is_refused(tmp_path, history):

@@ -13,9 +13,8 @@ import re
 
 import pytest
 
-from harness.faults.canaries import CANARIES
 from harness.config import parse_descriptor
-
+from harness.faults.canaries import CANARIES
 from tests.canary_cases import FIRST_CATCHING_SMOKE_CASE
 
 pytestmark = pytest.mark.lowering
@@ -26,7 +25,6 @@ def bisect_passes(*args, **kwargs):
     from harness.bisect.passes import bisect_passes as bisect
 
     return bisect(*args, **kwargs)
-
 
 
 def patched_pass(canary: str) -> str:
@@ -53,6 +51,7 @@ def test_pass_bisection_names_the_pass_each_canary_patches(name):
         assert b.after.error > b.after.limit
     assert b.change["added"] or b.change["removed"] or b.change["changed"]
 
+
 @pytest.mark.parametrize("name", ["depthwise-weight-layout", "conv1d-stride", "fp8-bias"])
 def test_a_clean_case_runs_every_stage_eagerly_within_tolerance(name):
     b = bisect_passes(parse_descriptor(FIRST_CATCHING_SMOKE_CASE[name]))
@@ -61,7 +60,8 @@ def test_a_clean_case_runs_every_stage_eagerly_within_tolerance(name):
 
 
 def test_a_real_dynamic_shape_bug_is_bisected_to_the_pass_that_pads_at_runtime():
-    """The known issue int-dynamic-pad-zero-point: InsertDynamicPaddingPass pads the INT input with 0, not its zero point."""
+    """The known issue int-dynamic-pad-zero-point: InsertDynamicPaddingPass pads the INT input with 0, not its zero
+    point."""
     b = bisect_passes(parse_descriptor("conv2d_n2_ic4_oc8_i16x17_k3_s2_p1_dyspatial_qa8w8"))
     assert b.culprit == "InsertDynamicPaddingPass"
     assert b.change["added"], b.change

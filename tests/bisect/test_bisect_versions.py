@@ -29,8 +29,12 @@ def _fake(monkeypatch, outcome: dict[str, str]) -> list[str]:
         if outcome[path] == "crash":
             return None, "the harness cannot run under it (exit 2): ImportError"
         actual = outcome[path].split("/")[0]
-        return {"versions": {"executorch": path}, "actual_outcome": actual, "sig": outcome[path],
-                "reason": "harness: harness.speedups.skip_retrace: ImportError" if actual == "harness_error" else ""}, ""
+        return {
+            "versions": {"executorch": path},
+            "actual_outcome": actual,
+            "sig": outcome[path],
+            "reason": "harness: harness.speedups.skip_retrace: ImportError" if actual == "harness_error" else "",
+        }, ""
 
     monkeypatch.setattr(versions, "run_case_under", run)
     monkeypatch.setattr(versions, "_signature", lambda r: r["sig"])
@@ -68,10 +72,13 @@ def test_a_release_failing_another_way_is_untestable(monkeypatch):
     assert b.first == "" and b.candidates == ["1.3.0", "1.3.1"]  # the change is in 1.3.0 or 1.3.1
 
 
-@pytest.mark.parametrize("good, bad, message", [
-    ("1.0.0", "1.0.0", "must be two different releases"),
-    ("0.9", "1.5.0", "invalid --good=0.9: not an executorch release"),
-])
+@pytest.mark.parametrize(
+    "good, bad, message",
+    [
+        ("1.0.0", "1.0.0", "must be two different releases"),
+        ("0.9", "1.5.0", "invalid --good=0.9: not an executorch release"),
+    ],
+)
 def test_bad_release_arguments_are_refused(good, bad, message):
     with pytest.raises(ConfigError, match=message):
         between(RELEASES, good, bad)

@@ -18,8 +18,9 @@ from harness.config import ConfigError, parse_descriptor
 
 def test_a_layer_becomes_the_case_of_its_own_config():
     x = torch.zeros(1, 8, 15, 9)
-    c = conv_config(nn.Conv2d(8, 16, (3, 2), stride=(2, 1), padding=(1, 0), dilation=(1, 2), groups=4, bias=False),
-                    x, "a8w8")
+    c = conv_config(
+        nn.Conv2d(8, 16, (3, 2), stride=(2, 1), padding=(1, 0), dilation=(1, 2), groups=4, bias=False), x, "a8w8"
+    )
     assert c.descriptor == "conv2d_n1_ic8_oc16_g4_i15x9_k3x2_s2x1_p1x0_d1x2_b0_pmzeros_qa8w8_dscaptured_cxnone"
     t = conv_config(nn.ConvTranspose2d(8, 4, 3, stride=2, padding=1, output_padding=1), x, "fp32")
     assert (t.transposed, t.output_padding, t.bias) == (True, (1, 1), True)
@@ -70,12 +71,15 @@ def test_a_captured_case_reads_its_file_and_refuses_another_case_s(tmp_path):
         parse_descriptor("conv1d_n1_ic2_oc3_g1_i8_k3_s1_p0_d1_b1_qa8w8_dscaptured_cxrelu")
 
 
-@pytest.mark.parametrize("spec, message", [
-    ("harness.networks.resnet", "expected MODULE:FACTORY"),
-    ("harness.networks.nothere:resnet18", "cannot import harness.networks.nothere"),
-    ("harness.networks.resnet:resnet99", "has no callable resnet99"),
-    ("/no/such/file.py:net", "cannot import /no/such/file.py"),
-])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("harness.networks.resnet", "expected MODULE:FACTORY"),
+        ("harness.networks.nothere:resnet18", "cannot import harness.networks.nothere"),
+        ("harness.networks.resnet:resnet99", "has no callable resnet99"),
+        ("/no/such/file.py:net", "cannot import /no/such/file.py"),
+    ],
+)
 def test_a_bad_model_is_named_in_one_line(spec, message):
     with pytest.raises(ConfigError, match=message):
         load_factory(spec)
@@ -97,8 +101,12 @@ def test_shapes_parse_or_are_refused():
 @pytest.mark.lowering
 def test_the_keyword_spotting_network_layer_by_layer(tmp_path):
     out = tmp_path / "m5"
-    done = subprocess.run([sys.executable, "-m", "harness", "model", "harness.networks.kws:m5", "--out", str(out),
-                           "--json"], capture_output=True, text=True, timeout=900)
+    done = subprocess.run(
+        [sys.executable, "-m", "harness", "model", "harness.networks.kws:m5", "--out", str(out), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["whole"]["ok"] and report["whole"]["top1_agrees"]
@@ -109,7 +117,11 @@ def test_the_keyword_spotting_network_layer_by_layer(tmp_path):
     assert [r["data_file"] for r in results] == [layer["data_file"] for layer in report["layers"]]
     first = report["layers"][0]
     assert f"--captured '{first['data_file']}'" in first["repro"]
-    rerun = subprocess.run([sys.executable, "-m", "harness", "run", first["descriptor"], "--captured",
-                            first["data_file"], "--json"], capture_output=True, text=True, timeout=600)
+    rerun = subprocess.run(
+        [sys.executable, "-m", "harness", "run", first["descriptor"], "--captured", first["data_file"], "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     again = json.loads(rerun.stdout.strip().splitlines()[-1])
     assert (again["outcome"], again["metrics"]["qparams"]) == ("pass", results[0]["metrics"]["qparams"])

@@ -13,7 +13,6 @@ import pytest
 from harness.bisect.shrink import ShrinkError, Signature, candidates, complexity, shrink, signature, size
 from harness.config import ConfigError, parse_descriptor
 from harness.results.case_result import CaseResult, Outcome
-
 from tests.canary_cases import FIRST_CATCHING_SMOKE_CASE, SMALLEST_FAILING_SMOKE_SIZE
 
 START = parse_descriptor("conv2d_n2_ic8_oc16_g2_i12x10_k3x3_s2x2_p1x1_d1x1_b1_qa8w8_dsoffset_cxrelu")
@@ -29,8 +28,12 @@ class FakeRunner:
     def __call__(self, c):
         self.calls.append(c.descriptor)
         if self.fails(c):
-            return CaseResult(c.descriptor, 0, Outcome.MISMATCH, metrics={"where": {"border": 0, "interior": 3,
-                                                                                     "border_positions_share": 0.5}})
+            return CaseResult(
+                c.descriptor,
+                0,
+                Outcome.MISMATCH,
+                metrics={"where": {"border": 0, "interior": 3, "border_positions_share": 0.5}},
+            )
         return CaseResult(c.descriptor, 0, Outcome.PASS)
 
 
@@ -79,8 +82,14 @@ def test_a_bad_budget_is_a_usage_error():
 
 def test_the_signature_keeps_outcome_stage_error_and_locus():
     def result(outcome, interior, share=0.5, stage="", error=""):
-        return CaseResult("d", 0, outcome, stage=stage, error_type=error,
-                          metrics={"where": {"border": 1, "interior": interior, "border_positions_share": share}})
+        return CaseResult(
+            "d",
+            0,
+            outcome,
+            stage=stage,
+            error_type=error,
+            metrics={"where": {"border": 1, "interior": interior, "border_positions_share": share}},
+        )
 
     border, interior = signature(result(Outcome.MISMATCH, 0)), signature(result(Outcome.MISMATCH, 2))
     assert (border.locus, interior.locus) == ("border", "interior")

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from harness.config import ConfigError, parse_descriptor
 from harness.build.dynamic import NARROW_SPAN, WIDE_SPAN, export_dims, run_configs
+from harness.config import ConfigError, parse_descriptor
 from harness.results.case_result import Outcome
 from harness.tosa.shapes import ShapeError, is_dynamic, resolve_shapes
 
@@ -108,8 +108,11 @@ def dynamic_graph() -> tuple[torch.nn.Module, bytes]:
     setup_process()
     torch.manual_seed(0)
     m = torch.nn.Conv2d(4, 8, 3, stride=3, padding=1).eval()
-    dims = {0: torch.export.Dim("b", min=1, max=4), 2: torch.export.Dim("h", min=9, max=40),
-            3: torch.export.Dim("w", min=9, max=40)}
+    dims = {
+        0: torch.export.Dim("b", min=1, max=4),
+        2: torch.export.Dim("h", min=9, max=40),
+        3: torch.export.Dim("w", min=9, max=40),
+    }
     artifact = lower(m, (torch.randn(2, 4, 16, 17),), "fp32", get_target("tosa"), ({**dims},))
     (buffer,) = artifact.tosa
     return m, buffer
@@ -137,25 +140,30 @@ def test_resolved_graph_runs_on_the_reference_model(dynamic_graph, shape):
 @pytest.mark.lowering
 def test_resolver_refuses_inputs_that_contradict_the_graph(dynamic_graph):
     _, buffer = dynamic_graph
-    with pytest.raises(ShapeError, match=r"input_1: declared shape \[-1, 4, -1, -1\] but the graph gives \[2, 5, 16, 17\]"):
+    with pytest.raises(
+        ShapeError, match=r"input_1: declared shape \[-1, 4, -1, -1\] but the graph gives \[2, 5, 16, 17\]"
+    ):
         resolve_shapes(buffer, [(2, 5, 16, 17)])
     with pytest.raises(ShapeError, match="graph has 1 inputs, got 2 shapes"):
         resolve_shapes(buffer, [(2, 4, 16, 17), (1,)])
 
 
 @pytest.mark.lowering
-@pytest.mark.parametrize("descriptor, outcome", [
-    ("conv2d_n2_ic4_oc8_i16x17_k3_s2_p1_dyall", Outcome.PASS),
-    ("conv2d_n2_ic4_oc8_i16x17_k3_s2_dyspatial-wide_qa8w8", Outcome.PASS),
-    # the backend pads a quantized conv's runtime border with 0, not the zero point
-    ("conv2d_n2_ic4_oc8_i16x17_k3_s2_p1_dyspatial_qa8w8", Outcome.KNOWN_ISSUE),
-    ("conv2d_n2_ic4_oc8_i12x12_k3_p1_pmreflect_dyspatial", Outcome.EXPECTED_REJECTION),
-    # TOSA 1.0 has no shape operators: static padding lowers, runtime padding stays on the CPU
-    ("conv2d_n2_ic4_oc8_i12x12_k3_p1_dyspatial-tosa10_qa8w8", Outcome.PASS),
-    ("conv2d_n2_ic4_oc8_i16x17_k3_s2_p1_dyspatial-tosa10", Outcome.EXPECTED_REJECTION),
-    # even sizes: a stride-2 conv's padding is static again, and a pool after it needs no slice
-    ("conv2d_n2_ic8_oc8_i12x12_k2_cxmaxpool_dyspatial-even-tosa10_qa8w8", Outcome.PASS),
-])
+@pytest.mark.parametrize(
+    "descriptor, outcome",
+    [
+        ("conv2d_n2_ic4_oc8_i16x17_k3_s2_p1_dyall", Outcome.PASS),
+        ("conv2d_n2_ic4_oc8_i16x17_k3_s2_dyspatial-wide_qa8w8", Outcome.PASS),
+        # the backend pads a quantized conv's runtime border with 0, not the zero point
+        ("conv2d_n2_ic4_oc8_i16x17_k3_s2_p1_dyspatial_qa8w8", Outcome.KNOWN_ISSUE),
+        ("conv2d_n2_ic4_oc8_i12x12_k3_p1_pmreflect_dyspatial", Outcome.EXPECTED_REJECTION),
+        # TOSA 1.0 has no shape operators: static padding lowers, runtime padding stays on the CPU
+        ("conv2d_n2_ic4_oc8_i12x12_k3_p1_dyspatial-tosa10_qa8w8", Outcome.PASS),
+        ("conv2d_n2_ic4_oc8_i16x17_k3_s2_p1_dyspatial-tosa10", Outcome.EXPECTED_REJECTION),
+        # even sizes: a stride-2 conv's padding is static again, and a pool after it needs no slice
+        ("conv2d_n2_ic8_oc8_i12x12_k2_cxmaxpool_dyspatial-even-tosa10_qa8w8", Outcome.PASS),
+    ],
+)
 def test_dynamic_case_end_to_end(descriptor, outcome):
     from harness.run.execute import run_case
 

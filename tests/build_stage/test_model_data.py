@@ -11,9 +11,9 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.config import ConfigError, ConvConfig, parse_descriptor
 from harness.build.data import make_tensors
 from harness.build.model import build_model
+from harness.config import ConfigError, ConvConfig, parse_descriptor
 from harness.conv_ref import conv_forward
 
 
@@ -38,10 +38,18 @@ def test_validation_accepts_exactly_what_torch_runs(
     if not transposed:
         output_padding = 0  # nn.ConvNd has no such argument; our own rule is tested in test_config
     fields = dict(
-        rank=rank, transposed=transposed, groups=groups, in_channels=in_ch, out_channels=out_ch,
-        input_size=(size,) * rank, kernel=(kernel,) * rank, stride=(stride,) * rank,
-        padding=padding if isinstance(padding, str) else (padding,) * rank, dilation=(dilation,) * rank,
-        output_padding=(output_padding,) * rank, padding_mode=padding_mode,
+        rank=rank,
+        transposed=transposed,
+        groups=groups,
+        in_channels=in_ch,
+        out_channels=out_ch,
+        input_size=(size,) * rank,
+        kernel=(kernel,) * rank,
+        stride=(stride,) * rank,
+        padding=padding if isinstance(padding, str) else (padding,) * rank,
+        dilation=(dilation,) * rank,
+        output_padding=(output_padding,) * rank,
+        padding_mode=padding_mode,
     )
     try:
         ConvConfig(**fields)
@@ -65,8 +73,13 @@ def test_validation_accepts_exactly_what_torch_runs(
 
 @pytest.mark.parametrize(
     "descriptor",
-    ["conv2d_n2_ic4_oc6_g2_i9x7_k3x2_s2x1_p1x0_d1x2_qa8w8", "tconv2d_ic4_oc8_i7x7_k4_s2_p1_b0",
-     "conv1d_ic4_oc4_i12_k3_p2_pmreflect", "conv3d_ic2_oc4_i5x6x7_k2x3x1_s2x1x1", "conv2d_ic4_oc8_i12x12_k4_psame"],
+    [
+        "conv2d_n2_ic4_oc6_g2_i9x7_k3x2_s2x1_p1x0_d1x2_qa8w8",
+        "tconv2d_ic4_oc8_i7x7_k4_s2_p1_b0",
+        "conv1d_ic4_oc4_i12_k3_p2_pmreflect",
+        "conv3d_ic2_oc4_i5x6x7_k2x3x1_s2x1x1",
+        "conv2d_ic4_oc8_i12x12_k4_psame",
+    ],
 )
 def test_oracle_conv_equals_the_module(descriptor):
     c = parse_descriptor(descriptor)

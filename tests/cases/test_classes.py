@@ -9,13 +9,19 @@ from harness.config import parse_descriptor
 
 
 def test_remainder_kinds_follow_the_backend_rule():
-    assert [remainder_kind(r, p) for r, p in ((0, 0), (1, 1), (2, 2), (2, 1), (1, 0))] == \
-        ["none", "trim1", "trim>1", "slice", "slice"]
+    assert [remainder_kind(r, p) for r, p in ((0, 0), (1, 1), (2, 2), (2, 1), (1, 0))] == [
+        "none",
+        "trim1",
+        "trim>1",
+        "slice",
+        "slice",
+    ]
     # (L + 2p - d(k-1) - 1) % s: 16 + 2 - 2 - 1 = 15, % 2 = 1 <= p=1 -> trim1 on both axes
     c = parse_descriptor("conv2d_ic8_oc8_i16x16_k3_s2_p1")
     assert structural_class(c) == "conv2d k3s2p1d1:trim1 k3s2p1d1:trim1 g1 b1"
     assert structural_class(parse_descriptor("conv2d_ic8_oc8_i16x15_k3_s2_p0")).startswith(
-        "conv2d k3s2p0d1:slice k3s2p0d1:none")
+        "conv2d k3s2p0d1:slice k3s2p0d1:none"
+    )
 
 
 def test_group_kinds_and_transposed_axes():

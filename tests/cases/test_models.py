@@ -19,9 +19,21 @@ def test_the_stored_convs_are_the_networks_own(network):
 
 def test_the_networks_and_their_size():
     per = {n: sum(1 for e in models.entries() if e["network"] == n) for n in convs.NETWORKS}
-    assert per == {"mobilenet_v2": 52, "mobilenet_v3_large": 62, "mobilenet_v3_small": 52, "resnet18": 20,
-                   "efficientnet_b0": 81, "shufflenet_v2": 56, "squeezenet1_1": 26, "r3d_18": 20, "r2plus1d_18": 37,
-                   "ds_cnn": 9, "mobilenet_v1_025_vww": 27, "resnet8": 9, "m5": 4}
+    assert per == {
+        "mobilenet_v2": 52,
+        "mobilenet_v3_large": 62,
+        "mobilenet_v3_small": 52,
+        "resnet18": 20,
+        "efficientnet_b0": 81,
+        "shufflenet_v2": 56,
+        "squeezenet1_1": 26,
+        "r3d_18": 20,
+        "r2plus1d_18": 37,
+        "ds_cnn": 9,
+        "mobilenet_v1_025_vww": 27,
+        "resnet8": 9,
+        "m5": 4,
+    }
     ranks = {e["base"][:6] for e in models.entries()}
     assert ranks == {"conv1d", "conv2d", "conv3d"}
 
@@ -44,8 +56,17 @@ def test_each_conv_records_what_its_network_puts_around_it_in_the_grammar_or_why
         assert context_error(e["context"]) == "", e
         assert e["unspelled"] == "" or ": " in e["unspelled"], e  # what stops the grammar, then why
     spelled = {e["context"] for e in models.entries()}
-    assert {"bn-relu6", "bn-hardswish", "bn-silu", "hardsigmoid-mul", "sigmoid-mul", "bn-addz-relu",
-            "bn-relu-maxpool3p1", "relu-maxpool3ceil", "bn-silu-gapmean"} <= spelled
+    assert {
+        "bn-relu6",
+        "bn-hardswish",
+        "bn-silu",
+        "hardsigmoid-mul",
+        "sigmoid-mul",
+        "bn-addz-relu",
+        "bn-relu-maxpool3p1",
+        "relu-maxpool3ceil",
+        "bn-silu-gapmean",
+    } <= spelled
     assert any("2 users (mean, mul)" in why for why in models.unspelled()), "the squeeze-excite fork is named"
 
 

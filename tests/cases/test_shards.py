@@ -18,7 +18,7 @@ from harness.results.case_result import CaseResult, Outcome
 from harness.results.store import read_results, write_results
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _nightly():
     return select("nightly")
 

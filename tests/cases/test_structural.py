@@ -25,8 +25,9 @@ def test_1d_and_each_2d_axis_alone_and_jointly():
     h_alone = {axis_classes(c)[0] for c in cases if c.rank == 2 and axis_classes(c)[1] == plain}
     w_alone = {axis_classes(c)[1] for c in cases if c.rank == 2 and axis_classes(c)[0] == plain}
     joint = {axis_classes(c)[0] for c in cases if c.rank == 2 and axis_classes(c)[0] == axis_classes(c)[1]}
-    every = {f"k{k}s{s}p{p}d{d}:{kind}" for k, s, p, d in structural.settings()
-             for kind in structural.sizes(k, s, p, d)}
+    every = {
+        f"k{k}s{s}p{p}d{d}:{kind}" for k, s, p, d in structural.settings() for kind in structural.sizes(k, s, p, d)
+    }
     assert one == h_alone == w_alone == joint == every
     assert {c.scheme for c in cases} == set(GRAPH_SCHEMES)
     assert len(classes(cases)) >= len(cases) - 2  # one case per class (H/W alone meet at the plain setting)

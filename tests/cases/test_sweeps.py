@@ -9,12 +9,13 @@ import sys
 import pytest
 
 from harness.cases import strategies
-from harness.expectations.rejections import expected_rejection
-from harness.cases.sweeps import SMOKE_FORKS, SMOKE_NESTED_COND, SMOKE_POOL_CASES, SMOKE_NEIGHBOURS, SMOKE_POOLS, sweep
+from harness.cases.smoke_picks import SMOKE_FORKS, SMOKE_NEIGHBOURS, SMOKE_NESTED_COND, SMOKE_POOL_CASES, SMOKE_POOLS
+from harness.cases.sweeps import STATIC_TWINS_ONLY, sweep
+from harness.config import ConfigError, parse_descriptor
 from harness.contexts.names import CONTEXT_NAMES
-from harness.config import DATASETS, NAMED_DATASETS, ConfigError, parse_descriptor
-from harness.cases.sweeps import STATIC_TWINS_ONLY
+from harness.expectations.rejections import expected_rejection
 from harness.policy.schemes import GRAPH_SCHEMES, MIRRORS, SCHEME_NAMES, SCHEMES, TIERED_SCHEMES
+from harness.validation import DATASETS, NAMED_DATASETS
 
 
 def test_tiers_are_nested_and_sized():
@@ -33,8 +34,11 @@ def test_a_mirroring_scheme_runs_every_case_of_its_twin_and_changes_no_other():
         n = sum(1 for c in cases if not SCHEMES[c.scheme].mirrors)
         assert not any(SCHEMES[c.scheme].mirrors for c in cases[:n])
         assert [c.descriptor for c in cases[n:]] == [
-            c.replace(scheme=m).descriptor for c in cases[:n] for m in MIRRORS.get(c.scheme, ())
-            if name not in STATIC_TWINS_ONLY or c.dynamic == "none"]
+            c.replace(scheme=m).descriptor
+            for c in cases[:n]
+            for m in MIRRORS.get(c.scheme, ())
+            if name not in STATIC_TWINS_ONLY or c.dynamic == "none"
+        ]
 
 
 def test_same_tier_same_list_in_another_process():
@@ -57,8 +61,9 @@ def test_smoke_touches_every_op_scheme_data_set_and_context():
     assert {c.dataset for c in smoke} == set(DATASETS + NAMED_DATASETS)
     pool_cases = {parse_descriptor(b).context for b, _ in SMOKE_POOL_CASES}
     nested = {parse_descriptor(d).context for d in SMOKE_NESTED_COND}
-    assert {c.context for c in smoke} == (set(CONTEXT_NAMES) | set(SMOKE_POOLS) | set(SMOKE_FORKS)
-                                         | pool_cases | nested | set(SMOKE_NEIGHBOURS))
+    assert {c.context for c in smoke} == (
+        set(CONTEXT_NAMES) | set(SMOKE_POOLS) | set(SMOKE_FORKS) | pool_cases | nested | set(SMOKE_NEIGHBOURS)
+    )
     # and real networks' pools, SPPF, a nested cond, what networks put around a conv (each in fp32 and a8w8)
     for part in SMOKE_NEIGHBOURS:
         assert {c.scheme for c in smoke if c.context == part} >= {"fp32", "a8w8"}, part
@@ -88,8 +93,14 @@ def test_pairwise_covers_every_achievable_pair():
 def test_edge_cases_hit_both_size_adjust_paths_per_axis():
     edges = strategies.edge_cases(("fp32",))
     kinds = {c.size_adjustments() for c in edges if c.rank == 2 and c.size_adjustments()}
-    for combo in (("trim", "none"), ("none", "trim"), ("trim", "trim"), ("slice", "none"), ("none", "slice"),
-                  ("slice", "slice")):
+    for combo in (
+        ("trim", "none"),
+        ("none", "trim"),
+        ("trim", "trim"),
+        ("slice", "none"),
+        ("none", "slice"),
+        ("slice", "slice"),
+    ):
         assert combo in kinds, combo
 
 

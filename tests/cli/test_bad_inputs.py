@@ -13,8 +13,9 @@ from harness.history.db import History, RunInfo
 from harness.results.case_result import CaseResult, Outcome
 from harness.results.store import write_results
 
-GOOD_LINE = CaseResult("conv2d_n1_ic4_oc8_g1_i8x8_k3x3_s1x1_p0x0_d1x1_b1_pmzeros_qfp32_dsnormal_cxnone", 0,
-                       Outcome.PASS).to_json()
+GOOD_LINE = CaseResult(
+    "conv2d_n1_ic4_oc8_g1_i8x8_k3x3_s1x1_p0x0_d1x1_b1_pmzeros_qfp32_dsnormal_cxnone", 0, Outcome.PASS
+).to_json()
 
 
 @pytest.fixture
@@ -52,8 +53,10 @@ def files(tmp_path):
     with History(db) as h:
         h.ensure_run(RunInfo("20260101T000000-aaaaaa", "smoke", 0, "tosa", status="complete"))
     f["h.sqlite"] = str(db)
-    write_results([CaseResult("conv2d_a", 0, Outcome.PASS), CaseResult("conv2d_b", 1, Outcome.PASS)],
-                  tmp_path / "mixed-seeds.jsonl")
+    write_results(
+        [CaseResult("conv2d_a", 0, Outcome.PASS), CaseResult("conv2d_b", 1, Outcome.PASS)],
+        tmp_path / "mixed-seeds.jsonl",
+    )
     f["mixed-seeds.jsonl"] = str(tmp_path / "mixed-seeds.jsonl")
     write_results([CaseResult("conv2d_c", 0, Outcome.PASS, versions={"torch": "9"})], tmp_path / "other.jsonl")
     f["other.jsonl"] = str(tmp_path / "other.jsonl")
@@ -82,7 +85,10 @@ CASES = [  # (arguments, with {file} placeholders; a fragment of the one line)
     (["diff", "last", "{good.jsonl}", "--db", "{dir}"], "is a directory"),
     (["runs", "--db", "{garbage.sqlite}"], "not a usable history database"),
     (["report", "nope-run", "--db", "{h.sqlite}", "--out", "{dir}/r"], "no run 'nope-run'"),
-    (["report", "{good.jsonl}", "--baseline", "nope-run", "--db", "{h.sqlite}", "--out", "{dir}/r"], "no run 'nope-run'"),
+    (
+        ["report", "{good.jsonl}", "--baseline", "nope-run", "--db", "{h.sqlite}", "--out", "{dir}/r"],
+        "no run 'nope-run'",
+    ),
     (["import", "{missing.jsonl}", "--db", "{h.sqlite}"], "cannot read results file"),
     (["import", "{truncated.jsonl}", "--db", "{h.sqlite}"], "line 2"),
     (["import", "{empty.jsonl}", "--db", "{h.sqlite}"], "holds no results"),
@@ -115,19 +121,25 @@ CASES = [  # (arguments, with {file} placeholders; a fragment of the one line)
     (["bisect", "passes", "conv2d_ic8_oc8_i8x8_k3", "--canary", "nope"], "unknown canary 'nope'"),
     (["repro", "conv2d_n2_ic4_oc8_i16x17_k3_s2_p1_dyspatial", "--out", "{dir}/c.py"], "repro writes static cases only"),
     (["repro", "conv2d_ic8_oc8_i8x8_k3_cxcond", "--out", "{dir}/c.py"], "repro cannot write cx cond"),
-    (["bisect", "commits", "conv2d_ic8_oc8_i8x8_k3", "--repo", "{dir}/nope", "--good", "a", "--bad", "b"],
-     "not a git checkout"),
+    (
+        ["bisect", "commits", "conv2d_ic8_oc8_i8x8_k3", "--repo", "{dir}/nope", "--good", "a", "--bad", "b"],
+        "not a git checkout",
+    ),
     (["model", "harness.networks.resnet"], "expected MODULE:FACTORY"),
     (["model", "harness.networks.resnet:resnet99"], "has no callable resnet99"),
     (["model", "harness.networks.kws:m5", "--input", "1x1xabc"], "invalid --input=1x1xabc"),
     (["model", "harness.networks.kws:m5", "--scheme", "a9w9"], "invalid --scheme=a9w9"),
     # every path a verb writes is checked before any work
-    (["sweep", "--results", "/proc/nope/r.jsonl", "--no-history"], "invalid --results /proc/nope/r.jsonl: cannot "
-                                                                    "write there (No such file or directory"),
+    (
+        ["sweep", "--results", "/proc/nope/r.jsonl", "--no-history"],
+        "invalid --results /proc/nope/r.jsonl: cannot write there (No such file or directory",
+    ),
     (["sweep", "--db", "/proc/nope/h.sqlite"], "invalid --db /proc/nope/h.sqlite: cannot write there"),
     (["sweep", "--results", "{dir}", "--no-history"], "it is a directory; a file path is needed"),
-    (["repro", "conv2d_ic8_oc8_i8x8_k3", "--out", "/proc/x.py"], "invalid --out /proc/x.py: cannot write there "
-                                                                  "(no file can be made in /proc"),
+    (
+        ["repro", "conv2d_ic8_oc8_i8x8_k3", "--out", "/proc/x.py"],
+        "invalid --out /proc/x.py: cannot write there (no file can be made in /proc",
+    ),
     (["run", "conv2d_ic8_oc8_i8x8_k3", "--keep", "/proc/k"], "invalid --keep /proc/k: cannot write there"),
     (["report", "last", "--db", "{h.sqlite}", "--out", "{good.jsonl}"], "it is a file; a directory is needed"),
     (["nightly", "--out", "/proc/n"], "invalid --out /proc/n: cannot write there"),
@@ -135,12 +147,16 @@ CASES = [  # (arguments, with {file} placeholders; a fragment of the one line)
     (["mutate", "--out", "/proc/m"], "invalid --out /proc/m: cannot write there"),
     (["model", "harness.networks.kws:m5", "--out", "/proc/m"], "invalid --out /proc/m: cannot write there"),
     # a model factory: whatever its module raises on import, what it returns, what its module takes
-    (["model", "{broken_import.py}:net", "--out", "{dir}/m"], "cannot import {dir}/broken_import.py (RuntimeError: "
-                                                             "operator torchvision::nms does not exist)"),
+    (
+        ["model", "{broken_import.py}:net", "--out", "{dir}/m"],
+        "cannot import {dir}/broken_import.py (RuntimeError: operator torchvision::nms does not exist)",
+    ),
     (["model", "{raising.py}:net", "--out", "{dir}/m"], "the factory raised ValueError: no weights here"),
     (["model", "os:getcwd", "--out", "{dir}/m"], "the factory returned a str, not a torch.nn.Module"),
-    (["model", "harness.networks.resnet:resnet18", "--input", "1x5x8x8", "--out", "{dir}/m"],
-     "it takes no input of shape 1x5x8x8 (RuntimeError: Given groups=1, weight of size [64, 3, 7, 7]"),
+    (
+        ["model", "harness.networks.resnet:resnet18", "--input", "1x5x8x8", "--out", "{dir}/m"],
+        "it takes no input of shape 1x5x8x8 (RuntimeError: Given groups=1, weight of size [64, 3, 7, 7]",
+    ),
 ]
 
 
@@ -163,10 +179,13 @@ def _fill(arg: str, files: dict) -> str:
     return arg
 
 
-@pytest.mark.parametrize("verb, args, where", [
-    ("report", ["last", "--db", "{h.sqlite}", "--out", "{dir}/r"], ("harness.report.html", "write_report")),
-    ("list", ["--sweep", "smoke"], ("harness.cases.selection", "select")),
-])
+@pytest.mark.parametrize(
+    "verb, args, where",
+    [
+        ("report", ["last", "--db", "{h.sqlite}", "--out", "{dir}/r"], ("harness.report.html", "write_report")),
+        ("list", ["--sweep", "smoke"], ("harness.cases.selection", "select")),
+    ],
+)
 def test_ctrl_c_at_any_moment_is_one_line_and_exit_130(files, capsys, monkeypatch, verb, args, where):
     """Ctrl-C while the report is drawn (matplotlib's KeyboardInterrupt, once a traceback) or while cases are listed."""
     import importlib

@@ -30,11 +30,36 @@ def test_list_is_deterministic_and_parses(capsys):
 def test_list_json_has_the_config_fields(capsys):
     assert main(["list", "--json"]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    for key in ("descriptor", "rank", "transposed", "groups", "in_channels", "out_channels", "kernel", "stride",
-                "padding", "dilation", "output_padding", "bias", "scheme", "batch", "input_size"):
+    for key in (
+        "descriptor",
+        "rank",
+        "transposed",
+        "groups",
+        "in_channels",
+        "out_channels",
+        "kernel",
+        "stride",
+        "padding",
+        "dilation",
+        "output_padding",
+        "bias",
+        "scheme",
+        "batch",
+        "input_size",
+    ):
         assert key in rows[0]
-    assert {r["scheme"] for r in rows} == {"fp32", "fp16", "bf16", "a8w8", "a8w8-pt", "a16w8", "a8w4", "a8w4-pt", "fp8e4m3",
-                                          "fp8e5m2"}
+    assert {r["scheme"] for r in rows} == {
+        "fp32",
+        "fp16",
+        "bf16",
+        "a8w8",
+        "a8w8-pt",
+        "a16w8",
+        "a8w4",
+        "a8w4-pt",
+        "fp8e4m3",
+        "fp8e5m2",
+    }
 
 
 @pytest.mark.parametrize(
@@ -70,15 +95,27 @@ def test_run_pass_prints_outcome_ops_and_repro():
 def test_run_json_of_explained_outcomes_exits_0():
     proc = _cli("run", "conv2d_ic4_oc8_i12x12_k4_psame_qa8w8", "--json", check_rc=0)
     row = json.loads(proc.stdout)
-    assert (row["outcome"], row["issue"], row["actual_outcome"]) == ("known_issue", "int-same-asymmetric-pad", "not_delegated")
+    assert (row["outcome"], row["issue"], row["actual_outcome"]) == (
+        "known_issue",
+        "int-same-asymmetric-pad",
+        "not_delegated",
+    )
     proc = _cli("run", "tconv2d_ic4_oc4_i6x6_k3_d2_qfp32", "--json", check_rc=0)
     row = json.loads(proc.stdout)
     assert (row["outcome"], row["rejection"]) == ("expected_rejection", "tconv-dilation")
     assert row["run_id"] and row["target"] == "tosa" and row["schema_version"] == 2
 
 
-@pytest.mark.parametrize("outcome, stale, rc", [("mismatch", "", 1), ("pass", "known issue x fixed", 1),
-                                                 ("mistrusted", "", 0), ("lowering_error", "", 1), ("pass", "", 0)])
+@pytest.mark.parametrize(
+    "outcome, stale, rc",
+    [
+        ("mismatch", "", 1),
+        ("pass", "known issue x fixed", 1),
+        ("mistrusted", "", 0),
+        ("lowering_error", "", 1),
+        ("pass", "", 0),
+    ],
+)
 def test_run_exit_code_follows_the_outcome(monkeypatch, capsys, outcome, stale, rc):
     import harness.run.execute
     from harness.results.case_result import CaseResult, Outcome

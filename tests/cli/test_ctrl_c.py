@@ -22,11 +22,35 @@ FINISHED_BEFORE_SIGNAL = 6
 
 
 def _sweep(tmp_path: Path, *extra: str) -> subprocess.Popen:
-    args = [sys.executable, "-m", "harness", "sweep", "--sweep", "smoke", "--filter", FILTER, "-j", "2", "--pack", "1",
-            "--no-progress", "--results", str(tmp_path / "results.jsonl"), "--db", str(tmp_path / "h.db"), *extra]
+    args = [
+        sys.executable,
+        "-m",
+        "harness",
+        "sweep",
+        "--sweep",
+        "smoke",
+        "--filter",
+        FILTER,
+        "-j",
+        "2",
+        "--pack",
+        "1",
+        "--no-progress",
+        "--results",
+        str(tmp_path / "results.jsonl"),
+        "--db",
+        str(tmp_path / "h.db"),
+        *extra,
+    ]
     # a shell starts a foreground job with SIGINT at its default; start_new_session gives it its own group to signal
-    return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    return subprocess.Popen(
+        args,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
 
 
 def _lines(paths) -> list[dict]:
@@ -45,13 +69,15 @@ def test_ctrl_c_keeps_every_finished_case_exits_130_in_one_line_and_resume_runs_
 
     assert proc.returncode == 130, (out, err)
     assert err.strip().splitlines()[-1].startswith("interrupted: ") and "--resume" in err, err
-    assert "Traceback" not in err and "leaked" not in err, err  # no worker's traceback, no semaphore the tracker mops up
+    assert "Traceback" not in err and "leaked" not in err, (
+        err
+    )  # no worker's traceback, no semaphore the tracker mops up
     kept = _lines([tmp_path / "results.jsonl"])
     assert len(kept) >= FINISHED_BEFORE_SIGNAL and not list(tmp_path.glob("*.part.jsonl"))
     assert f"{len(kept)} of " in err.splitlines()[-1]
     assert "**Interrupted** after" in (tmp_path / "summary.md").read_text()
     db = sqlite3.connect(tmp_path / "h.db")
-    (run_id, status, expected), = db.execute("select run_id, status, expected from runs").fetchall()
+    ((run_id, status, expected),) = db.execute("select run_id, status, expected from runs").fetchall()
     recorded = {d for (d,) in db.execute("select descriptor from results where run_id = ?", (run_id,))}
     db.close()
     assert status == "interrupted" and recorded == {r["descriptor"] for r in kept}
@@ -63,7 +89,9 @@ def test_ctrl_c_keeps_every_finished_case_exits_130_in_one_line_and_resume_runs_
     done = _lines([tmp_path / "results.jsonl"])
     assert len(done) == expected == len({r["descriptor"] for r in done}) and {r["run_id"] for r in done} == {run_id}
     before = {r["descriptor"]: r for r in kept}
-    assert all(before[r["descriptor"]] == r for r in done if r["descriptor"] in before), "finished cases kept as they were"
+    assert all(before[r["descriptor"]] == r for r in done if r["descriptor"] in before), (
+        "finished cases kept as they were"
+    )
     db = sqlite3.connect(tmp_path / "h.db")
     assert db.execute("select status from runs where run_id = ?", (run_id,)).fetchone() == ("complete",)
     db.close()

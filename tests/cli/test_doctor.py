@@ -21,8 +21,11 @@ def test_every_tool_says_what_it_is_for_and_how_to_get_it(monkeypatch):
 
 def test_the_paths_say_where_things_go_and_whether_they_can_be_written(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    assert paths() == {"reports": "reports/<tier>/ (results.jsonl, summary.md, index.html, junit.xml)",
-                       "history": "reports/history.sqlite", "problem": ""}
+    assert paths() == {
+        "reports": "reports/<tier>/ (results.jsonl, summary.md, index.html, junit.xml)",
+        "history": "reports/history.sqlite",
+        "problem": "",
+    }
     assert not (tmp_path / "reports").exists(), "doctor makes nothing"
     (tmp_path / "reports").write_text("a file where the directory should be")
     assert "it is a file; a directory is needed" in paths()["problem"]
@@ -34,8 +37,11 @@ def test_doctor_fits_one_screen_and_its_json_holds_every_section():
     lines = text.stdout.splitlines()
     assert lines[0] == "versions:" and len(lines) <= 45 and text.stderr == ""
     assert any(line.startswith("targets ready: tosa") for line in lines)
-    facts = json.loads(subprocess.run([sys.executable, "-m", "harness", "doctor", "--json"], capture_output=True,
-                                      text=True, check=True).stdout)
+    facts = json.loads(
+        subprocess.run(
+            [sys.executable, "-m", "harness", "doctor", "--json"], capture_output=True, text=True, check=True
+        ).stdout
+    )
     assert {"tools", "paths", "versions", "executorch", "speedups", "targets"} <= set(facts)
     assert facts["targets"]["tosa"]["available"] is True
 

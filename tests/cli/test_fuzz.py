@@ -14,17 +14,51 @@ from harness.cli.main import VERBS, main, parser
 
 pytestmark = pytest.mark.lowering  # the stand-ins replace functions of modules that import ExecuTorch
 
-VALUES = ["", "0", "-1", "1", "3", "1/0", "2/3", "x", "nope", "smoke", "@/nonexistent", "tosa", "npu", "a8w8",
-          "conv2d_ic8_oc8_i8x8_k3", "conv2d_ic8_oc7_g2_i8x8_k3", "conv9d", "last", "last-green", "(conv",
-          "/proc/nope/x", "{tmp}/out", "{tmp}/r.jsonl", "{tmp}/h.sqlite", "harness.networks.kws:m5", "os:getcwd",
-          "1x1x8x8", "9" * 40, "--", "ü"]
+VALUES = [
+    "",
+    "0",
+    "-1",
+    "1",
+    "3",
+    "1/0",
+    "2/3",
+    "x",
+    "nope",
+    "smoke",
+    "@/nonexistent",
+    "tosa",
+    "npu",
+    "a8w8",
+    "conv2d_ic8_oc8_i8x8_k3",
+    "conv2d_ic8_oc7_g2_i8x8_k3",
+    "conv9d",
+    "last",
+    "last-green",
+    "(conv",
+    "/proc/nope/x",
+    "{tmp}/out",
+    "{tmp}/r.jsonl",
+    "{tmp}/h.sqlite",
+    "harness.networks.kws:m5",
+    "os:getcwd",
+    "1x1x8x8",
+    "9" * 40,
+    "--",
+    "ü",
+]
 WORK = [  # (module, function): what a valid command line starts
-    ("harness.run.execute", "run_case"), ("harness.schedule.sweep", "run_sweep"),
-    ("harness.bisect.passes", "bisect_passes"), ("harness.bisect.versions", "bisect_releases"),
-    ("harness.bisect.commits", "bisect_commits"), ("harness.bisect.commits", "try_commit"),
-    ("harness.bisect.shrink", "shrink"), ("harness.repro.script", "write_repro"),
-    ("harness.bisect.network", "run_network"), ("harness.mutation.run", "mutate"),
-    ("harness.cli.doctor", "facts"), ("harness.report.html", "write_report"),
+    ("harness.run.execute", "run_case"),
+    ("harness.schedule.sweep", "run_sweep"),
+    ("harness.bisect.passes", "bisect_passes"),
+    ("harness.bisect.versions", "bisect_releases"),
+    ("harness.bisect.commits", "bisect_commits"),
+    ("harness.bisect.commits", "try_commit"),
+    ("harness.bisect.shrink", "shrink"),
+    ("harness.repro.script", "write_repro"),
+    ("harness.bisect.network", "run_network"),
+    ("harness.mutation.run", "mutate"),
+    ("harness.cli.doctor", "facts"),
+    ("harness.report.html", "write_report"),
 ]
 
 
@@ -36,10 +70,16 @@ def _shape(verb: str) -> tuple[list[int], list[tuple[str, bool]]]:
     """A verb's positional arguments (how many values each takes) and options (name, whether it takes a value)."""
     p, _ = parser()
     sub = next(a for a in p._actions if isinstance(a, argparse._SubParsersAction)).choices[verb]
-    positional = [1 if a.nargs in (None, "?") else 2 for a in sub._actions if not a.option_strings
-                  and not isinstance(a, argparse._SubParsersAction)]
-    options = [(a.option_strings[-1], a.nargs != 0) for a in sub._actions
-               if a.option_strings and a.option_strings[-1] != "--help"]
+    positional = [
+        1 if a.nargs in (None, "?") else 2
+        for a in sub._actions
+        if not a.option_strings and not isinstance(a, argparse._SubParsersAction)
+    ]
+    options = [
+        (a.option_strings[-1], a.nargs != 0)
+        for a in sub._actions
+        if a.option_strings and a.option_strings[-1] != "--help"
+    ]
     return positional, options
 
 
@@ -55,8 +95,10 @@ def test_random_argument_vectors_end_in_0_1_or_2_without_a_traceback(data, shape
 
     monkeypatch.chdir(tmp_path)  # what a default path writes stays here
     for module, name in WORK:
+
         def reached(*a, **k):
             raise Reached()
+
         monkeypatch.setattr(importlib.import_module(module), name, reached)
     verb = data.draw(st.sampled_from(VERBS))
     positional, options = shapes[verb]

@@ -15,9 +15,12 @@ SITE = "/venv/lib/python3.11/site-packages"
 NOISE = [
     ("torchao", f"Failed to load {SITE}/torchao/_C_mxfp8.cpython-310-x86_64-linux-gnu.so: Could not load this library"),
     ("torchao", f"Failed to load {SITE}/torchao/_C_cutlass_90a.abi3.so: Could not load this library: x"),
-    ("torch.utils._pytree", "<enum 'KernelPreference'> is an Enum subclass and is now natively supported by "
-                            "torch.compile as an opaque value type. Calling register_constant() on Enum subclasses "
-                            "is deprecated and will be an error in a future release."),
+    (
+        "torch.utils._pytree",
+        "<enum 'KernelPreference'> is an Enum subclass and is now natively supported by "
+        "torch.compile as an opaque value type. Calling register_constant() on Enum subclasses "
+        "is deprecated and will be an error in a future release.",
+    ),
 ]
 NEWS = [  # what those loggers say that is not the known noise still prints
     ("torchao", f"Failed to load {SITE}/torchao/_C.abi3.so: undefined symbol"),
@@ -53,8 +56,9 @@ def test_each_filter_says_why_and_is_installed_once():
 
 @pytest.mark.lowering
 def test_a_command_prints_its_own_line_first():
-    proc = subprocess.run([sys.executable, "-m", "harness", "run", "conv2d_ic4_oc8_i8x8_k3_qfp32"],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "harness", "run", "conv2d_ic4_oc8_i8x8_k3_qfp32"], capture_output=True, text=True
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.splitlines()[0] == "outcome: pass"
     assert proc.stderr == "", proc.stderr[-2000:]

@@ -8,13 +8,22 @@ from harness.results.store import write_results
 from tests.factories import case_result
 
 BF16 = "tconv2d_n1_ic8_oc4_g1_i8x8_k3x3_s2x2_p1x1_d1x1_op1x1_b1_pmzeros_qbf16_dsnormal_cxnone"
-MESSAGE = ("reference model refused the graph (Invalid TOSA graph): SubgraphTraverser::initializeGraph(): OpFactory "
-           "could not allocate op TRANSPOSE_CONV2D input=(BF16 rank 4)")
+MESSAGE = (
+    "reference model refused the graph (Invalid TOSA graph): SubgraphTraverser::initializeGraph(): OpFactory "
+    "could not allocate op TRANSPOSE_CONV2D input=(BF16 rank 4)"
+)
 
 
 def _result(executorch: str, reason: str = MESSAGE, outcome: Outcome = Outcome.RUNNER_ERROR) -> CaseResult:
-    return case_result(BF16, outcome, reason=reason, actual_outcome=outcome.value, stage="run",
-                       error_type="RunnerError", versions={"executorch": executorch})
+    return case_result(
+        BF16,
+        outcome,
+        reason=reason,
+        actual_outcome=outcome.value,
+        stage="run",
+        error_type="RunnerError",
+        versions={"executorch": executorch},
+    )
 
 
 def test_stored_results_are_judged_again_by_todays_registry(tmp_path, capsys):

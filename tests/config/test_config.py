@@ -8,10 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harness.config import ConfigError, ConvConfig, parse_descriptor
 from harness.contexts.names import CONTEXT_NAMES
-from harness.config import DATASETS, DYNAMICS, PADDING_MODES, ConfigError, ConvConfig, parse_descriptor
 from harness.descriptor import format_descriptor
 from harness.policy.schemes import SCHEME_NAMES
+from harness.validation import DATASETS, DYNAMICS, PADDING_MODES
 
 
 @st.composite
@@ -93,8 +94,16 @@ def test_tokens_in_any_order():
 
 def test_canonical_descriptor_is_stable():
     # A baseline written today must parse to the same config next year: pin the format.
-    c = ConvConfig(rank=2, in_channels=8, out_channels=16, input_size=(32, 32), kernel=(3, 3), stride=(2, 2),
-                   padding=(1, 1), scheme="a8w8")
+    c = ConvConfig(
+        rank=2,
+        in_channels=8,
+        out_channels=16,
+        input_size=(32, 32),
+        kernel=(3, 3),
+        stride=(2, 2),
+        padding=(1, 1),
+        scheme="a8w8",
+    )
     assert c.descriptor == "conv2d_n1_ic8_oc16_g1_i32x32_k3x3_s2x2_p1x1_d1x1_b1_pmzeros_qa8w8_dsnormal_cxnone"
     t = parse_descriptor("tconv2d_ic8_oc4_i8x8_k3_s2_p1_op1")
     assert t.descriptor == "tconv2d_n1_ic8_oc4_g1_i8x8_k3x3_s2x2_p1x1_d1x1_op1x1_b1_pmzeros_qfp32_dsnormal_cxnone"
@@ -187,16 +196,17 @@ def test_a_config_too_big_for_a_worker_is_refused_before_anything_is_allocated()
     import subprocess
     import sys
 
-    code = ("import sys\nfrom harness.config import ConfigError, parse_descriptor\n"
-            "try:\n    parse_descriptor('conv2d_ic4096_oc4096_i512x512_k3')\nexcept ConfigError as e:\n    print(e)\n"
-            "print('torch' in sys.modules)")
+    code = (
+        "import sys\nfrom harness.config import ConfigError, parse_descriptor\n"
+        "try:\n    parse_descriptor('conv2d_ic4096_oc4096_i512x512_k3')\nexcept ConfigError as e:\n    print(e)\n"
+        "print('torch' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
     assert "over the limit of 16,777,216" in out[0] and out[1] == "False"
+    from harness.cases.models import entries
     from harness.cases.sweeps import sweep
     from harness.config import elements
     from harness.policy.limits import MAX_CASE_ELEMENTS
-
-    from harness.cases.models import entries
 
     # No tier case comes within 2x of it: the largest are real networks' convs (7.1M elements: R3D-18's
     # 512x512x3x3x3 weight); the synthetic ones stay under 1% of it.

@@ -14,8 +14,11 @@ SILENT = "conv2d_ic8_oc8_i12x12_k3_p1_qa8w8_dssilent_cxcond"
 def _bias_mutants(pick) -> list[str]:
     from harness.faults.catalog import mutant_name, mutants_of
 
-    found = [mutant_name("rewrite_conv_pass", m.index) for m in mutants_of("rewrite_conv_pass")
-             if m.function.endswith("_rewrite_control_flow_bias") and pick(m)]
+    found = [
+        mutant_name("rewrite_conv_pass", m.index)
+        for m in mutants_of("rewrite_conv_pass")
+        if m.function.endswith("_rewrite_control_flow_bias") and pick(m)
+    ]
     assert found, "the mutant catalog no longer has this control-flow bias mutant"
     return found
 
@@ -33,8 +36,12 @@ def test_a_nested_cond_takes_its_bias_zero_point_from_the_innermost_rescale():
     clean = run_case(c, 0, "tosa")
     assert clean.outcome.value == "known_issue" and clean.issue == "int-cond-constants-share-activation-observer"
     assert clean.reason.startswith("SQNR"), clean.reason  # the numbers match the fake-quant model
-    mutants = _bias_mutants(lambda m: (m.operator == "const" and "rescale_chain[-1]" in m.diff)
-                            or "+    rescale_chain = [bias_node, *reversed" in m.diff)
+    mutants = _bias_mutants(
+        lambda m: (
+            (m.operator == "const" and "rescale_chain[-1]" in m.diff)
+            or "+    rescale_chain = [bias_node, *reversed" in m.diff
+        )
+    )
     for name in mutants:
         r = run_case(c, 0, "tosa", canary=name)
         assert r.outcome.value == "mismatch" and "vs fake-quant" in r.reason, (name, r.reason)
@@ -51,7 +58,11 @@ def test_a_silent_conv_in_a_cond_saturates_its_int32_bias():
     clean = run_case(c, 0, "tosa")
     assert clean.outcome.value == "known_issue" and clean.issue == "int-cond-constants-share-activation-observer"
     assert clean.reason.startswith("the conv's weight is quantized"), clean.reason  # the numbers passed
-    (name,) = _bias_mutants(lambda m: m.operator == "drop-arg" and "+    rewritten_bias = rewritten_bias.clamp("
-                            "torch.iinfo(torch.int32).min)" in m.diff)
+    (name,) = _bias_mutants(
+        lambda m: (
+            m.operator == "drop-arg"
+            and "+    rewritten_bias = rewritten_bias.clamp(torch.iinfo(torch.int32).min)" in m.diff
+        )
+    )
     r = run_case(c, 0, "tosa", canary=name)
     assert r.outcome.value == "mismatch" and "vs fake-quant" in r.reason, r.reason

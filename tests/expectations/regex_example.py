@@ -7,14 +7,22 @@ import re
 import re._constants as C  # noqa: N812 - the parser's opcodes
 import re._parser as parser
 
-_CATEGORY = {C.CATEGORY_DIGIT: "1", C.CATEGORY_WORD: "a", C.CATEGORY_SPACE: " ", C.CATEGORY_NOT_DIGIT: "a",
-             C.CATEGORY_NOT_WORD: " ", C.CATEGORY_NOT_SPACE: "a"}
+_CATEGORY = {
+    C.CATEGORY_DIGIT: "1",
+    C.CATEGORY_WORD: "a",
+    C.CATEGORY_SPACE: " ",
+    C.CATEGORY_NOT_DIGIT: "a",
+    C.CATEGORY_NOT_WORD: " ",
+    C.CATEGORY_NOT_SPACE: "a",
+}
 
 
 def _char_in(items) -> str:
     negated = any(op is C.NEGATE for op, _ in items)
     if negated:  # a character none of the items allows
-        return next(ch for ch in "a1 _-Z" if not any(_char_in_one(op, av, ch) for op, av in items if op is not C.NEGATE))
+        return next(
+            ch for ch in "a1 _-Z" if not any(_char_in_one(op, av, ch) for op, av in items if op is not C.NEGATE)
+        )
     op, av = items[0]
     if op is C.LITERAL:
         return chr(av)
@@ -30,8 +38,10 @@ def _char_in_one(op, av, ch: str) -> bool:
         return ord(ch) == av
     if op is C.RANGE:
         return av[0] <= ord(ch) <= av[1]
-    return re.fullmatch({C.CATEGORY_DIGIT: r"\d", C.CATEGORY_WORD: r"\w", C.CATEGORY_SPACE: r"\s"}.get(av, "."), ch) \
+    return (
+        re.fullmatch({C.CATEGORY_DIGIT: r"\d", C.CATEGORY_WORD: r"\w", C.CATEGORY_SPACE: r"\s"}.get(av, "."), ch)
         is not None
+    )
 
 
 def _build(tokens) -> str:

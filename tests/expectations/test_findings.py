@@ -27,7 +27,7 @@ def test_a_layout_op_before_a_replicate_pad_requantizes_and_the_lowering_drops_i
     assert by_input["x"] != by_input["movedim"]  # two qparams for the same values
     artifact = stages.lower(prepared)
     ops = list(artifact.tosa_ops)
-    assert ops.index("TRANSPOSE") < ops.index("CONV2D") and "RESCALE" not in ops[:ops.index("CONV2D")]
+    assert ops.index("TRANSPOSE") < ops.index("CONV2D") and "RESCALE" not in ops[: ops.index("CONV2D")]
     r = run_case(parse_descriptor(LAYOUT_CASE), 0, "tosa")
     assert r.outcome.value == "known_issue" and r.issue == "int-layout-op-requantize-dropped"
     assert r.metrics["max_lsb"] >= 2 and r.metrics["where"]["interior"] > 0

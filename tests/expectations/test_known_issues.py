@@ -7,12 +7,11 @@ import re
 
 import pytest
 
-from harness.policy.targets import TARGETS
-
-from harness.expectations.known_issues import RegistryError, known_issue, parse_registry, registry
-from harness.expectations.rejections import expected_rejection
 from harness.config import parse_descriptor
 from harness.expectations.applies import ANY
+from harness.expectations.known_issues import RegistryError, known_issue, parse_registry, registry
+from harness.expectations.rejections import expected_rejection
+from harness.policy.targets import TARGETS
 
 
 def test_registry_loads_and_every_entry_matches_something_plausible():
@@ -28,12 +27,17 @@ def test_known_issue_matching():
     assert known_issue(parse_descriptor("conv2d_ic4_oc8_i12x12_k4_psame_qfp32").descriptor) is None
     # Field matching: an even kernel at dilation 2 pads symmetrically, no issue.
     assert known_issue(parse_descriptor("conv2d_ic4_oc8_i12x12_k4_d2_psame_qa8w8").descriptor) is None
-    assert known_issue(parse_descriptor("conv1d_ic4_oc8_i12_k2_psame_qa16w8").descriptor).id == "int-same-asymmetric-pad"
+    assert (
+        known_issue(parse_descriptor("conv1d_ic4_oc8_i12_k2_psame_qa16w8").descriptor).id == "int-same-asymmetric-pad"
+    )
 
 
 def test_a_case_hitting_two_issues_is_explained_by_the_one_matching_its_outcome():
     d = parse_descriptor("conv2d_n2_ic8_oc8_i12x12_k3_s2_p1_cxrelu6_dyspatial_qa8w8").descriptor
-    refused = "left on CPU: aten.hardtanh.default; the partitioner: hardtanh: Node was not marked as quantized in the Arm backend."
+    refused = (
+        "left on CPU: aten.hardtanh.default; the partitioner: hardtanh: Node was not marked as quantized in the Arm "
+        "backend."
+    )
     assert known_issue(d, "not_delegated", {}, refused).id == "int-relu6-not-delegated"
     assert known_issue(d, "not_delegated", {}, "left on CPU: aten.hardtanh.default") is None  # not its message
     border = {"max_lsb": 2, "n_over": 3, "n_total": 1000, "sqnr_db": 30.0, "where": {"border": 12, "interior": 0}}
@@ -43,7 +47,10 @@ def test_a_case_hitting_two_issues_is_explained_by_the_one_matching_its_outcome(
     assert known_issue(d, "mismatch", {}) is None
     assert known_issue(d, "runner_error") is None
     # stride 1: the padding stays static, the zero point is right
-    assert known_issue(parse_descriptor("conv2d_ic8_oc8_i12x12_k3_p1_dyspatial_qa8w8").descriptor, "mismatch", border) is None
+    assert (
+        known_issue(parse_descriptor("conv2d_ic8_oc8_i12x12_k3_p1_dyspatial_qa8w8").descriptor, "mismatch", border)
+        is None
+    )
 
 
 def test_error_signature_limits_what_an_entry_explains():
@@ -57,32 +64,70 @@ def test_error_signature_limits_what_an_entry_explains():
     "text, fragment",
     [
         ("[[issue]]\nid='x'\n", "missing field 'tier'"),
-        ("[[issue]]\nid='x'\ntier='weekly'\ndescriptor='a'\noutcomes=['mismatch']\nreason='r'\nlink='l'\nexecutorch='>=1.4'\n",
-         "unknown tier 'weekly'; tiers: smoke, nightly, full"),
-        ("[[issue]]\nid='x'\ntier='smoke'\ndescriptor='('\noutcomes=['mismatch']\nreason='r'\nlink='l'\nexecutorch='>=1.4'\n", "bad descriptor regex"),
-        ("[[issue]]\nid='x'\ntier='smoke'\ndescriptor='a'\noutcomes=['pass']\nreason='r'\nlink='l'\nexecutorch='>=1.4'\n", "unknown outcome"),
-        ("[[issue]]\nid='x'\ntier='smoke'\ndescriptor='a'\noutcomes=['lowering_error']\nreason='r'\nlink='l'\n",
-         "missing field 'executorch'"),
-        ("[[issue]]\nid='x'\ntier='smoke'\ndescriptor='a'\noutcomes=['lowering_error']\nreason='r'\nlink='l'\n"
-         "executorch='1.4+'\nerror='x'\n", "executorch='1.4+' is not a PEP 440 specifier set"),
-        ("[[issue]]\nid='x'\ntier='smoke'\ndescriptor='a'\noutcomes=['lowering_error']\nreason='r'\nlink='l'\n"
-         "executorch='>=1.4'\n", "lowering_error needs an error pattern"),
-        ("[[issue]]\nid='x'\ntier='smoke'\ndescriptor='a'\noutcomes=['not_delegated']\nreason='r'\nlink='l'\n"
-         "executorch='>=1.4'\n", "not_delegated needs an error pattern"),
-        ("[[issue]]\nid='x'\ntier='smoke'\ndescriptor='a'\noutcomes=['mismatch']\nreason='r'\nlink='l'\n"
-         "executorch='>=1.4'\n", "a mismatch needs an [issue.mismatch] table"),
-        ("[[issue]]\nid='x'\ntier='smoke'\ndescriptor='a'\noutcomes=['mismatch']\nreason='r'\nlink='l'\n"
-         "executorch='>=1.4'\n[issue.mismatch]\nmax_share=0.1\nlocus='any'\nmeasured='m'\n", "need max_lsb (INT) or max_err"),
-        ("[[issue]]\nid='x'\ntier='smoke'\ndescriptor='a'\noutcomes=['mismatch']\nreason='r'\nlink='l'\n"
-         "executorch='>=1.4'\n[issue.mismatch]\nmax_lsb=3\nmax_share=0.1\nlocus='edge'\nmeasured='m'\n", "locus 'edge'"),
-        ("[[issue]]\nid='x'\ntier='smoke'\ndescriptor='a'\noutcomes=['lowering_error']\nreason='r'\nlink='l'\n"
-         "executorch='>=1.4'\nerror='x'\nfixed_by='main'\n", "fixed_by='main' is not a commit hash"),
+        (
+            "[[issue]]\nid='x'\ntier='weekly'\ndescriptor='a'\noutcomes=['mismatch']\nreason='r'\nlink='l'\nexecutorch='>=1.4'\n",
+            "unknown tier 'weekly'; tiers: smoke, nightly, full",
+        ),
+        (
+            "[[issue]]\nid='x'\ntier='smoke'\ndescriptor='('\noutcomes=['mismatch']\nreason='r'\nlink='l'\nexecutorch='>=1.4'\n",
+            "bad descriptor regex",
+        ),
+        (
+            "[[issue]]\nid='x'\ntier='smoke'\ndescriptor='a'\noutcomes=['pass']\nreason='r'\nlink='l'\nexecutorch='>=1.4'\n",
+            "unknown outcome",
+        ),
+        (
+            "[[issue]]\nid='x'\ntier='smoke'\ndescriptor='a'\noutcomes=['lowering_error']\nreason='r'\nlink='l'\n",
+            "missing field 'executorch'",
+        ),
+        (
+            "[[issue]]\nid='x'\ntier='smoke'\ndescriptor='a'\noutcomes=['lowering_error']\nreason='r'\nlink='l'\n"
+            "executorch='1.4+'\nerror='x'\n",
+            "executorch='1.4+' is not a PEP 440 specifier set",
+        ),
+        (
+            "[[issue]]\nid='x'\ntier='smoke'\ndescriptor='a'\noutcomes=['lowering_error']\nreason='r'\nlink='l'\n"
+            "executorch='>=1.4'\n",
+            "lowering_error needs an error pattern",
+        ),
+        (
+            "[[issue]]\nid='x'\ntier='smoke'\ndescriptor='a'\noutcomes=['not_delegated']\nreason='r'\nlink='l'\n"
+            "executorch='>=1.4'\n",
+            "not_delegated needs an error pattern",
+        ),
+        (
+            "[[issue]]\nid='x'\ntier='smoke'\ndescriptor='a'\noutcomes=['mismatch']\nreason='r'\nlink='l'\n"
+            "executorch='>=1.4'\n",
+            "a mismatch needs an [issue.mismatch] table",
+        ),
+        (
+            "[[issue]]\nid='x'\ntier='smoke'\ndescriptor='a'\noutcomes=['mismatch']\nreason='r'\nlink='l'\n"
+            "executorch='>=1.4'\n[issue.mismatch]\nmax_share=0.1\nlocus='any'\nmeasured='m'\n",
+            "need max_lsb (INT) or max_err",
+        ),
+        (
+            "[[issue]]\nid='x'\ntier='smoke'\ndescriptor='a'\noutcomes=['mismatch']\nreason='r'\nlink='l'\n"
+            "executorch='>=1.4'\n[issue.mismatch]\nmax_lsb=3\nmax_share=0.1\nlocus='edge'\nmeasured='m'\n",
+            "locus 'edge'",
+        ),
+        (
+            "[[issue]]\nid='x'\ntier='smoke'\ndescriptor='a'\noutcomes=['lowering_error']\nreason='r'\nlink='l'\n"
+            "executorch='>=1.4'\nerror='x'\nfixed_by='main'\n",
+            "fixed_by='main' is not a commit hash",
+        ),
         ("[[issue]\n", "not valid TOML"),
-        ("[[issue]]\nid='x'\ntier='smoke'\ndescriptor='a'\noutcomes=['mismatch']\nreason='r'\nlink='l'\nexecutorch='>=1.4'\nfields={colour='red'}\n",
-         "unknown config field 'colour'"),
-        ("[[issue]]\nid='x'\ntier='smoke'\ndescriptor='a'\noutcomes=['mismatch']\nreason='r'\nlink='l'\nexecutorch='>=1.4'\nerror='('\n", "bad error regex"),
-        ("[[issue]]\nid='x'\ntier='smoke'\ndescriptor='a'\noutcomes=['lowering_error']\nreason='r'\nlink='l'\nexecutorch='>=1.4'\nerror='x'\nstrict='no'\n",
-         "strict must be true or false"),
+        (
+            "[[issue]]\nid='x'\ntier='smoke'\ndescriptor='a'\noutcomes=['mismatch']\nreason='r'\nlink='l'\nexecutorch='>=1.4'\nfields={colour='red'}\n",
+            "unknown config field 'colour'",
+        ),
+        (
+            "[[issue]]\nid='x'\ntier='smoke'\ndescriptor='a'\noutcomes=['mismatch']\nreason='r'\nlink='l'\nexecutorch='>=1.4'\nerror='('\n",
+            "bad error regex",
+        ),
+        (
+            "[[issue]]\nid='x'\ntier='smoke'\ndescriptor='a'\noutcomes=['lowering_error']\nreason='r'\nlink='l'\nexecutorch='>=1.4'\nerror='x'\nstrict='no'\n",
+            "strict must be true or false",
+        ),
     ],
 )
 def test_bad_registry_is_one_clear_line(text, fragment):
@@ -113,7 +158,7 @@ def test_supported_configs_are_not_rejected(descriptor):
     assert expected_rejection(parse_descriptor(descriptor)) is None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _tier(name: str, target: str) -> tuple[str, ...]:
     from harness.cases.sweeps import sweep
 
@@ -133,12 +178,15 @@ def _target_for(issue) -> str:
 def test_every_entry_matches_a_case_of_the_tier_it_names(issue):
     target = _target_for(issue)
     assert any(issue.matches(d, TARGETS[target].family, ANY) for d in _tier(issue.tier, target)), (
-        f"{issue.id} names tier {issue.tier}, which has no case it matches: move it, or drop the entry")
+        f"{issue.id} names tier {issue.tier}, which has no case it matches: move it, or drop the entry"
+    )
 
 
 ERROR_ENTRIES = [i for i in registry() if "lowering_error" in i.outcomes]
-ELSEWHERE = ("executorch/backends/arm/_passes/some_other_pass.py:SomeOtherPass.call",
-             "torch/fx/interpreter.py:Interpreter.run_node[SomeOtherPass]")
+ELSEWHERE = (
+    "executorch/backends/arm/_passes/some_other_pass.py:SomeOtherPass.call",
+    "torch/fx/interpreter.py:Interpreter.run_node[SomeOtherPass]",
+)
 
 
 @pytest.mark.parametrize("issue", ERROR_ENTRIES, ids=lambda i: i.id)
@@ -155,8 +203,9 @@ def test_an_error_entry_names_where_its_error_arises_and_a_frame_elsewhere_is_a_
     assert issue.frame, f"{issue.id} matches its message anywhere: name the frame it arises in (frame = ...)"
     own = (ELSEWHERE[0], f"torch/x.py:f[{issue.frame[0]}]")
     assert anything.explains("lowering_error", {}, "any message", own)
-    assert not anything.explains("lowering_error", {}, "any message", ELSEWHERE), \
+    assert not anything.explains("lowering_error", {}, "any message", ELSEWHERE), (
         f"{issue.id} explains an error raised elsewhere"
+    )
     assert anything.explains("lowering_error", {}, "any message", None)  # a result from before frames were kept
 
 
@@ -170,13 +219,17 @@ def test_a_left_on_the_cpu_entry_names_every_node_and_its_reason(issue):
     import dataclasses
 
     assert issue.left_on_cpu, f"{issue.id} matches the partitioner's whole text: name each node (left_on_cpu = ...)"
-    anything = dataclasses.replace(issue, errors=tuple((o, re.compile("")) for o, _ in issue.errors),
-                                   left_on_cpu=tuple((op, re.compile("")) for op, _ in issue.left_on_cpu))
+    anything = dataclasses.replace(
+        issue,
+        errors=tuple((o, re.compile("")) for o, _ in issue.errors),
+        left_on_cpu=tuple((op, re.compile("")) for op, _ in issue.left_on_cpu),
+    )
     ops = [op for op, _ in issue.left_on_cpu]
 
     def reason(nodes: list[str], said: str = "whatever") -> str:
-        return (f"left on CPU: {', '.join(f'aten.{op}.default' for op in nodes)}; the partitioner: "
-                + "; ".join(f"{op}: {said}" for op in nodes))
+        return f"left on CPU: {', '.join(f'aten.{op}.default' for op in nodes)}; the partitioner: " + "; ".join(
+            f"{op}: {said}" for op in nodes
+        )
 
     assert anything.explains("not_delegated", {}, reason(ops))
     assert not anything.explains("not_delegated", {}, reason([*ops, "max_pool2d_with_indices"]))

@@ -19,7 +19,6 @@ from harness.expectations.known_issues import registry
 from harness.expectations.rejections import REJECTIONS
 from harness.policy.targets import TARGETS
 from harness.results.case_result import Outcome
-
 from tests.expectations.regex_example import example
 from tests.expectations.test_known_issues import _target_for, _tier
 
@@ -29,8 +28,9 @@ TOTAL = 1000
 
 
 def _left(nodes: dict[str, str]) -> str:
-    return (f"left on CPU: {', '.join(f'aten.{op}.default' for op in nodes)}; the partitioner: "
-            + "; ".join(f"{op}: {said}" for op, said in nodes.items()))
+    return f"left on CPU: {', '.join(f'aten.{op}.default' for op in nodes)}; the partitioner: " + "; ".join(
+        f"{op}: {said}" for op, said in nodes.items()
+    )
 
 
 @dataclasses.dataclass
@@ -53,9 +53,16 @@ def inside(issue, outcome: str) -> Seen:
     if outcome == "mismatch":
         b = issue.mismatch
         over = math.floor(b.max_share * TOTAL)
-        metrics = {"n_total": TOTAL, "n_over": over,
-                   "where": {"border": 0 if b.locus == "interior" else over, "interior": over if b.locus == "interior" else 0}}
-        metrics |= {k: v for k, v in (("max_lsb", b.max_lsb), ("max_err", b.max_err), ("sqnr_db", b.min_sqnr_db)) if v is not None}
+        metrics = {
+            "n_total": TOTAL,
+            "n_over": over,
+            "where": {"border": 0 if b.locus == "interior" else over, "interior": over if b.locus == "interior" else 0},
+        }
+        metrics |= {
+            k: v
+            for k, v in (("max_lsb", b.max_lsb), ("max_err", b.max_err), ("sqnr_db", b.min_sqnr_db))
+            if v is not None
+        }
     return Seen(reason, metrics, frames)
 
 
@@ -64,8 +71,12 @@ def just_outside(issue, outcome: str, seen: Seen) -> dict[str, Seen]:
     out: dict[str, Seen] = {}
     if issue.error_for(outcome) is not None:
         nodes = [op for op, _ in issue.left_on_cpu] or ["convolution"]
-        out["another message"] = dataclasses.replace(seen, reason=UNRELATED if outcome != "not_delegated"
-                                                     else _left({op: "refused for another reason" for op in nodes}))
+        out["another message"] = dataclasses.replace(
+            seen,
+            reason=UNRELATED
+            if outcome != "not_delegated"
+            else _left({op: "refused for another reason" for op in nodes}),
+        )
     if issue.frame or issue.from_check:
         out["another frame"] = dataclasses.replace(seen, frames=ELSEWHERE)
     if outcome == "not_delegated" and issue.left_on_cpu:
@@ -77,10 +88,12 @@ def just_outside(issue, outcome: str, seen: Seen) -> dict[str, Seen]:
         out["another set of nodes"] = dataclasses.replace(seen, reason=_left(fewer))
     if outcome == "mismatch" and issue.mismatch.replay:
         name = issue.mismatch.replay
-        out["an output off the mechanism's"] = dataclasses.replace(seen, metrics=seen.metrics | {
-            "replays": {name: {"max_lsb": 2, "fits": False}}})
-        out["another mechanism"] = dataclasses.replace(seen, metrics=seen.metrics | {
-            "replays": {"some-other-mechanism": {"max_lsb": 0, "fits": True}}})
+        out["an output off the mechanism's"] = dataclasses.replace(
+            seen, metrics=seen.metrics | {"replays": {name: {"max_lsb": 2, "fits": False}}}
+        )
+        out["another mechanism"] = dataclasses.replace(
+            seen, metrics=seen.metrics | {"replays": {"some-other-mechanism": {"max_lsb": 0, "fits": True}}}
+        )
         out["no mechanism at work"] = dataclasses.replace(seen, metrics={"max_lsb": 1})
     elif outcome == "mismatch":
         b, m = issue.mismatch, seen.metrics
@@ -89,7 +102,9 @@ def just_outside(issue, outcome: str, seen: Seen) -> dict[str, Seen]:
         if b.max_err is not None:
             out["a larger error"] = dataclasses.replace(seen, metrics=m | {"max_err": b.max_err * 1.01 + 1e-6})
         if b.max_share < 1.0:
-            out["more elements off"] = dataclasses.replace(seen, metrics=m | {"n_over": math.floor(b.max_share * TOTAL) + 11})
+            out["more elements off"] = dataclasses.replace(
+                seen, metrics=m | {"n_over": math.floor(b.max_share * TOTAL) + 11}
+            )
         if b.min_sqnr_db is not None:
             out["a lower SQNR"] = dataclasses.replace(seen, metrics=m | {"sqnr_db": b.min_sqnr_db - 1})
         if b.locus != "any":
@@ -119,15 +134,20 @@ WORDED = [(i, o) for i, o in CASES if i.error_for(o) is not None]  # a mismatch 
 @pytest.mark.parametrize("issue,outcome", WORDED, ids=[f"{i.id}-{o}" for i, o in WORDED])
 def test_a_widened_signature_is_caught(issue, outcome):
     """The test above has teeth: the entry widened to any message of its outcome explains the unrelated one."""
-    widened = dataclasses.replace(issue, errors=tuple((o, re.compile("")) for o, _ in issue.errors),
-                                  left_on_cpu=tuple((op, re.compile("")) for op, _ in issue.left_on_cpu))
+    widened = dataclasses.replace(
+        issue,
+        errors=tuple((o, re.compile("")) for o, _ in issue.errors),
+        left_on_cpu=tuple((op, re.compile("")) for op, _ in issue.left_on_cpu),
+    )
     seen = just_outside(issue, outcome, inside(issue, outcome))["another message"]
     assert widened.explains(outcome, seen.metrics, seen.reason, seen.frames)
 
 
-@pytest.mark.parametrize("issue", [i for i in registry() if set(i.outcomes) & {"lowering_error", "runner_error",
-                                                                               "not_delegated", "mismatch"}],
-                         ids=lambda i: i.id)
+@pytest.mark.parametrize(
+    "issue",
+    [i for i in registry() if set(i.outcomes) & {"lowering_error", "runner_error", "not_delegated", "mismatch"}],
+    ids=lambda i: i.id,
+)
 def test_a_case_of_the_entry_outside_its_signature_is_reported_as_a_new_failure(issue):
     """Through classify, on a case of its tier: not a known issue, and its reason names the entry."""
     target = _target_for(issue)
@@ -135,8 +155,14 @@ def test_a_case_of_the_entry_outside_its_signature_is_reported_as_a_new_failure(
     config = parse_descriptor(next(d for d in _tier(issue.tier, target) if issue.matches(d, family, ANY)))
     outcome = issue.outcomes[0]
     seen = next(iter(just_outside(issue, outcome, inside(issue, outcome)).values()))
-    result = classify(config, Observation(Outcome(outcome), seen.reason, metrics=seen.metrics, stage="lower",
-                                          error=seen.reason, frames=seen.frames), family, ANY)
+    result = classify(
+        config,
+        Observation(
+            Outcome(outcome), seen.reason, metrics=seen.metrics, stage="lower", error=seen.reason, frames=seen.frames
+        ),
+        family,
+        ANY,
+    )
     assert result.outcome.value == outcome, "neither a known issue nor the case's documented rejection"
     assert "a new failure: outside the signature of" in result.reason and issue.id in result.reason
 
@@ -151,10 +177,12 @@ def test_a_rejection_counts_only_for_the_conv_refused_in_its_words(rule):
         assert not rule.refuses(_left({"convolution": UNRELATED, "max_pool2d": said}), f"max_pool2d: {said}")
     else:  # a symbolic shape, refused wherever it meets an op
         assert rule.refuses(_left({"max_pool2d": said}), f"max_pool2d: {said}")
-    assert not rule.refuses(_left({"convolution": said, "max_pool2d": "Kernel too big"}), ""), \
+    assert not rule.refuses(_left({"convolution": said, "max_pool2d": "Kernel too big"}), ""), (
         "another node left out for a reason of its own"
-    assert rule.refuses(_left({"convolution": said, "hardtanh": "x"}), "", lambda op, s: op == "hardtanh"), \
+    )
+    assert rule.refuses(_left({"convolution": said, "hardtanh": "x"}), "", lambda op, s: op == "hardtanh"), (
         "another node a known issue accounts for"
+    )
     assert not rule.refuses(_left({"convolution": UNRELATED}), UNRELATED)
 
 
@@ -165,17 +193,27 @@ def test_the_nodes_left_on_the_cpu_are_read_node_by_node_from_the_partitioners_w
     from harness.run.execute import partitioner_said
 
     words = "Node has symbolic shape, has the TOSA spec shape extension support?"
-    said = partitioner_said([(None, "aten.convolution.default", words),
-                             (None, "aten.max_pool2d_with_indices.default", f" {words}"),
-                             (None, "quantized_decomposed.dequantize_per_channel.default", "x"),
-                             (None, "aten.relu.default", "Was first node in partition and input aten_convolution_default "
-                                                         "had fp dtype.")])
-    assert said == (f"convolution, max_pool2d_with_indices: {words}; relu: Was first node in partition and input "
-                    "aten_convolution_default had fp dtype.")
-    nodes = cpu_nodes("left on CPU: quantized_decomposed.dequantize_per_channel.default, aten.convolution.default, "
-                      f"aten.max_pool2d_with_indices.default, aten.relu.default; the partitioner: {said}")
-    assert nodes == {"convolution": words, "max_pool2d_with_indices": words,
-                     "relu": "Was first node in partition and input aten_convolution_default had fp dtype."}
+    said = partitioner_said(
+        [
+            (None, "aten.convolution.default", words),
+            (None, "aten.max_pool2d_with_indices.default", f" {words}"),
+            (None, "quantized_decomposed.dequantize_per_channel.default", "x"),
+            (None, "aten.relu.default", "Was first node in partition and input aten_convolution_default had fp dtype."),
+        ]
+    )
+    assert said == (
+        f"convolution, max_pool2d_with_indices: {words}; relu: Was first node in partition and input "
+        "aten_convolution_default had fp dtype."
+    )
+    nodes = cpu_nodes(
+        "left on CPU: quantized_decomposed.dequantize_per_channel.default, aten.convolution.default, "
+        f"aten.max_pool2d_with_indices.default, aten.relu.default; the partitioner: {said}"
+    )
+    assert nodes == {
+        "convolution": words,
+        "max_pool2d_with_indices": words,
+        "relu": "Was first node in partition and input aten_convolution_default had fp dtype.",
+    }
     assert set(causes(nodes)) == {"convolution", "max_pool2d_with_indices"}
     assert cpu_nodes("left on CPU: Vela placed 2 operator(s) on the CPU") is None
 

@@ -11,9 +11,11 @@ from harness.expectations.known_issues import ERROR_OUTCOMES, registry
 from harness.expectations.rejections import REJECTIONS
 from harness.results.case_result import Outcome
 
-UNRELATED = ("lower: RuntimeError: something else went wrong in a pass",
-             "left on CPU: aten.convolution.default; the partitioner: convolution: some other reason",
-             "reference model refused the graph: an unrelated ERROR_IF")
+UNRELATED = (
+    "lower: RuntimeError: something else went wrong in a pass",
+    "left on CPU: aten.convolution.default; the partitioner: convolution: some other reason",
+    "reference model refused the graph: an unrelated ERROR_IF",
+)
 
 
 @pytest.mark.parametrize("issue", registry(), ids=lambda i: i.id)
@@ -23,11 +25,15 @@ def test_every_registry_entry_has_a_signature_for_each_outcome(issue):
         if outcome in ERROR_OUTCOMES:
             assert pattern is not None, f"{issue.id}: {outcome} without an error pattern"
         if pattern is not None:
-            assert not any(pattern.search(text) for text in UNRELATED), f"{issue.id}: {pattern.pattern} matches anything"
+            assert not any(pattern.search(text) for text in UNRELATED), (
+                f"{issue.id}: {pattern.pattern} matches anything"
+            )
         if outcome == "mismatch":
             b = issue.mismatch
             assert b is not None and (b.max_lsb is not None or b.max_err is not None or b.replay) and b.max_share <= 1
-            assert "PROVISIONAL" not in b.measured and len(b.measured) > 20, f"{issue.id}: say what the bounds come from"
+            assert "PROVISIONAL" not in b.measured and len(b.measured) > 20, (
+                f"{issue.id}: say what the bounds come from"
+            )
     assert str(issue.holds).startswith("executorch ")
 
 
@@ -50,12 +56,14 @@ def test_a_registered_crash_with_another_message_is_a_new_failure():
     issue = _issue("bn-fold-grouped-tconv")
     assert issue.matches(c.descriptor, "tosa", Backend("1.5.1"))
     message = "quantize: RuntimeError: The size of tensor a (2) must match the size of tensor b (8)"
-    ok = classify(c, Observation(Outcome.LOWERING_ERROR, message, stage="quantize", error=message), "tosa",
-                  Backend("1.5.1"))
+    ok = classify(
+        c, Observation(Outcome.LOWERING_ERROR, message, stage="quantize", error=message), "tosa", Backend("1.5.1")
+    )
     assert (ok.outcome, ok.issue) == (Outcome.KNOWN_ISSUE, "bn-fold-grouped-tconv")
     other = "quantize: KeyError: 'bias'"
-    new = classify(c, Observation(Outcome.LOWERING_ERROR, other, stage="quantize", error=other), "tosa",
-                   Backend("1.5.1"))
+    new = classify(
+        c, Observation(Outcome.LOWERING_ERROR, other, stage="quantize", error=other), "tosa", Backend("1.5.1")
+    )
     assert new.outcome is Outcome.LOWERING_ERROR and new.issue == ""
     assert new.reason == f"{other} [a new failure: outside the signature of bn-fold-grouped-tconv]"
 
@@ -65,16 +73,23 @@ def test_a_registered_mismatch_beyond_its_bounds_is_a_new_failure():
     c = _case("conv2d_n1_ic8_oc8_g1_i12x12_k3x3_s1x1_p1x1_d1x1_b1_pmzeros_qa8w8_dssilent")
     b = issue.mismatch
     said = "SQNR 0 dB against fp32 is below the 14 dB floor"
-    inside = {"max_lsb": b.max_lsb, "n_over": int(b.max_share * 1000), "n_total": 1000,
-              "sqnr_db": (b.min_sqnr_db or 0) + 1, "where": {"border": 3, "interior": 7}}
+    inside = {
+        "max_lsb": b.max_lsb,
+        "n_over": int(b.max_share * 1000),
+        "n_total": 1000,
+        "sqnr_db": (b.min_sqnr_db or 0) + 1,
+        "where": {"border": 3, "interior": 7},
+    }
     seen = Observation(Outcome.MISMATCH, said, metrics=inside)
     assert classify(c, seen, "tosa", Backend("1.5.1")).issue == issue.id
-    for worse in ({"max_lsb": b.max_lsb + 1}, {"n_over": int(b.max_share * 1000) + 1},
-                  {"sqnr_db": (b.min_sqnr_db if b.min_sqnr_db is not None else 0) - 1}):
+    for worse in (
+        {"max_lsb": b.max_lsb + 1},
+        {"n_over": int(b.max_share * 1000) + 1},
+        {"sqnr_db": (b.min_sqnr_db if b.min_sqnr_db is not None else 0) - 1},
+    ):
         if "sqnr_db" in worse and b.min_sqnr_db is None:
             continue
-        got = classify(c, Observation(Outcome.MISMATCH, said, metrics={**inside, **worse}), "tosa",
-                       Backend("1.5.1"))
+        got = classify(c, Observation(Outcome.MISMATCH, said, metrics={**inside, **worse}), "tosa", Backend("1.5.1"))
         assert got.outcome is Outcome.MISMATCH and "a new failure" in got.reason, worse
 
 
@@ -84,7 +99,9 @@ def test_a_replayed_mismatch_is_explained_only_where_the_output_is_the_mechanism
     name = issue.mismatch.replay
     for fit, expected in ((True, Outcome.KNOWN_ISSUE), (False, Outcome.MISMATCH)):
         metrics = {"max_lsb": 94, "replays": {name: {"max_lsb": 0 if fit else 5, "fits": fit}}}
-        got = classify(c, Observation(Outcome.MISMATCH, "vs fake-quant: ...", metrics=metrics), "tosa", Backend("1.5.1"))
+        got = classify(
+            c, Observation(Outcome.MISMATCH, "vs fake-quant: ...", metrics=metrics), "tosa", Backend("1.5.1")
+        )
         assert got.outcome is expected, got.reason
 
 
@@ -93,18 +110,28 @@ def test_a_border_only_mismatch_inside_the_image_is_a_new_failure():
     assert issue.mismatch.locus == "border"
     c = _case("conv2d_n2_ic8_oc8_i12x12_k3_s2_p1_dyspatial_qa8w8")
     metrics = {"max_lsb": 1, "n_over": 1, "n_total": 1000, "sqnr_db": 40.0}
-    border = classify(c, Observation(Outcome.MISMATCH, "m", metrics={**metrics, "where": {"border": 4, "interior": 0}}),
-                      "tosa", Backend("1.5.1"))
-    inside = classify(c, Observation(Outcome.MISMATCH, "m", metrics={**metrics, "where": {"border": 4, "interior": 1}}),
-                      "tosa", Backend("1.5.1"))
+    border = classify(
+        c,
+        Observation(Outcome.MISMATCH, "m", metrics={**metrics, "where": {"border": 4, "interior": 0}}),
+        "tosa",
+        Backend("1.5.1"),
+    )
+    inside = classify(
+        c,
+        Observation(Outcome.MISMATCH, "m", metrics={**metrics, "where": {"border": 4, "interior": 1}}),
+        "tosa",
+        Backend("1.5.1"),
+    )
     assert border.outcome is Outcome.KNOWN_ISSUE and inside.outcome is Outcome.MISMATCH
 
 
 def test_a_rejection_left_on_the_cpu_for_another_reason_is_not_expected():
     c = _case("tconv2d_ic4_oc4_i6x6_k3_d2")
     rule = next(r for r in REJECTIONS if r.name == "tconv-dilation")
-    said = "left on CPU: aten.convolution.default; the partitioner: convolution: Transpose convolutions with " \
-           "dilation are not supported."
+    said = (
+        "left on CPU: aten.convolution.default; the partitioner: convolution: Transpose convolutions with "
+        "dilation are not supported."
+    )
     ok = classify(c, Observation(Outcome.NOT_DELEGATED, said, error=said.split("partitioner: ")[1]), "tosa")
     assert (ok.outcome, ok.rejection) == (Outcome.EXPECTED_REJECTION, rule.name)
     other = "left on CPU: aten.convolution.default; the partitioner: convolution: Node was not marked as quantized"

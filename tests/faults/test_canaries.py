@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.faults.canaries import CANARIES
 from harness.cases.sweeps import sweep
+from harness.faults.canaries import CANARIES
 from harness.run.execute import run_case
 
 pytestmark = pytest.mark.lowering

@@ -25,8 +25,13 @@ def _r(d, outcome=Outcome.PASS, seed=0, versions=V, canary="", rule=None, **metr
 
 def test_outcome_changes_are_sorted_into_their_kinds():
     base = [_r("a"), _r("b", Outcome.MISMATCH), _r("c"), _r("d", Outcome.KNOWN_ISSUE), _r("gone")]
-    new = [_r("a", Outcome.LOWERING_ERROR, versions={**V, "executorch": "1.6.0"}), _r("b"), _r("c"),
-           _r("d", Outcome.EXPECTED_REJECTION), _r("fresh", Outcome.MISMATCH)]
+    new = [
+        _r("a", Outcome.LOWERING_ERROR, versions={**V, "executorch": "1.6.0"}),
+        _r("b"),
+        _r("c"),
+        _r("d", Outcome.EXPECTED_REJECTION),
+        _r("fresh", Outcome.MISMATCH),
+    ]
     new[2].stale = "known issue x no longer reproduces"
     d = diff(base, new)
     assert [n.descriptor for _, n in d.new_failures] == ["a", "c", "fresh"]  # a stale pass is not green
@@ -37,9 +42,14 @@ def test_outcome_changes_are_sorted_into_their_kinds():
     assert d.regression and not d.same_inputs and not d.flakes
 
 
-@pytest.mark.parametrize("metric, before, step", [("max_lsb", 0, DRIFT_UP["max_lsb"]),
-                                                   ("exact_share", 1.0, -DRIFT_DOWN["exact_share"]),
-                                                   ("sqnr_db", 40.0, -DRIFT_DOWN["sqnr_db"])])
+@pytest.mark.parametrize(
+    "metric, before, step",
+    [
+        ("max_lsb", 0, DRIFT_UP["max_lsb"]),
+        ("exact_share", 1.0, -DRIFT_DOWN["exact_share"]),
+        ("sqnr_db", 40.0, -DRIFT_DOWN["sqnr_db"]),
+    ],
+)
 def test_drift_is_flagged_at_its_threshold_and_not_below(metric, before, step):
     other = {"max_lsb": 0, "exact_share": 1.0, "sqnr_db": 40.0, "rule": "int-fake-quant", "fq_tolerance_lsb": 100}
     base = [_r("a", **{**other, metric: before})]
@@ -66,8 +76,12 @@ def test_renderings_say_the_same_thing():
     d = diff([_r("a")], [_r("a", Outcome.MISMATCH, versions={**V, "harness-commit": "def"})], "base", "new")
     assert to_text(d).startswith("REGRESSION: new against base (1 new failures)")
     assert "<summary>New failures: 1</summary>" in to_markdown(d)
-    assert json.loads(to_json(d))["new_failures"][0] == {"descriptor": "a", "before": "pass", "after": "mismatch",
-                                                         "reason": ""}
+    assert json.loads(to_json(d))["new_failures"][0] == {
+        "descriptor": "a",
+        "before": "pass",
+        "after": "mismatch",
+        "reason": "",
+    }
 
 
 def test_the_diff_command_exits_by_its_rule(tmp_path, capsys):

@@ -78,8 +78,10 @@ def test_a_version_1_database_gains_the_part_column_and_keeps_its_runs(tmp_path)
     for statement in history_db.MIGRATIONS[0].split(";"):
         con.execute(statement) if statement.strip() else None
     con.execute("INSERT INTO meta VALUES ('schema_version', '1')")
-    con.execute("INSERT INTO runs (run_id, tier, seed, target, started, status, host, versions) "
-                "VALUES ('r0', 'smoke', 0, 'tosa', 1.0, 'complete', 'h', '{}')")
+    con.execute(
+        "INSERT INTO runs (run_id, tier, seed, target, started, status, host, versions) "
+        "VALUES ('r0', 'smoke', 0, 'tosa', 1.0, 'complete', 'h', '{}')"
+    )
     con.close()
     with History(path) as h:
         assert h.run("r0").part == "" and h.summaries()[0].run.status == "complete"
@@ -94,7 +96,10 @@ def test_a_running_run_takes_in_what_its_part_file_has_and_the_database_lacks(tm
         h.ensure_run(RunInfo("r1", "smoke", 0, "tosa", part=str(part)))
         h.record(_result("conv2d_a", Outcome.MISMATCH))  # the database's own row wins over the file's
         assert [(r.descriptor, r.outcome) for r in h.results("r1")] == [
-            ("conv2d_a", Outcome.MISMATCH), ("conv2d_b", Outcome.PASS), ("conv2d_c", Outcome.PASS)]
+            ("conv2d_a", Outcome.MISMATCH),
+            ("conv2d_b", Outcome.PASS),
+            ("conv2d_c", Outcome.PASS),
+        ]
         h.finish_run("r1")
         part.write_text(_result("conv2d_z").to_json() + "\n")  # a finished run no longer reads its part file
         assert h.summaries()[0].cases == 3
@@ -122,8 +127,7 @@ def _count(db: Path) -> int:
 @pytest.mark.processes
 def test_sigkill_mid_sweep_loses_no_finished_case(tmp_path):
     db, results = tmp_path / "h.sqlite", tmp_path / "r" / "results.jsonl"
-    proc = subprocess.Popen([sys.executable, "-c", SWEEP, str(db), str(results), ""], cwd=ROOT,
-                            start_new_session=True)
+    proc = subprocess.Popen([sys.executable, "-c", SWEEP, str(db), str(results), ""], cwd=ROOT, start_new_session=True)
     deadline = time.time() + 120
     while _count(db) < 6 and time.time() < deadline and proc.poll() is None:
         time.sleep(0.2)
@@ -141,8 +145,12 @@ def test_sigkill_mid_sweep_loses_no_finished_case(tmp_path):
 @pytest.mark.processes
 def test_two_sweeps_write_into_one_database_at_once(tmp_path):
     db = tmp_path / "h.sqlite"
-    procs = [subprocess.Popen([sys.executable, "-c", SWEEP, str(db), str(tmp_path / f"r{i}" / "results.jsonl"),
-                               canary], cwd=ROOT) for i, canary in enumerate(("", "conv1d-stride"))]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", SWEEP, str(db), str(tmp_path / f"r{i}" / "results.jsonl"), canary], cwd=ROOT
+        )
+        for i, canary in enumerate(("", "conv1d-stride"))
+    ]
     assert [p.wait(timeout=300) for p in procs] == [0, 0]
     with History(db) as h:
         summaries = h.summaries()

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness.faults.canaries import CANARIES
 from harness.cli.main import main
 from harness.config import parse_descriptor
+from harness.faults.canaries import CANARIES
 from harness.history.db import History
 from harness.history.diff import diff
 from harness.schedule.sweep import SweepRequest, run_sweep
@@ -21,8 +21,16 @@ SLICE = "^conv1d_.*_s2_.*_q(a8w8|a16w8|fp16)_"
 def test_two_clean_runs_agree_to_the_number_and_a_canary_run_lists_exactly_the_cases_it_broke(tmp_path, capsys):
     done = {}
     for name, canary in (("clean1", ""), ("clean2", ""), ("canary", "conv1d-stride")):
-        done[name] = run_sweep(SweepRequest("smoke", filter=SLICE, jobs=2, canary=canary, db=tmp_path / "h.sqlite",
-                                            results=tmp_path / name / "results.jsonl"))
+        done[name] = run_sweep(
+            SweepRequest(
+                "smoke",
+                filter=SLICE,
+                jobs=2,
+                canary=canary,
+                db=tmp_path / "h.sqlite",
+                results=tmp_path / name / "results.jsonl",
+            )
+        )
     capsys.readouterr()
 
     d = diff(done["clean1"].results, done["clean2"].results)

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 import torch
 
-from harness.judging import compare
-from harness.policy.tolerances import MAX_LSB_FAKE_QUANT
-from harness.config import parse_descriptor
 from harness.build.data import make_tensors
+from harness.config import parse_descriptor
+from harness.judging import compare
 from harness.judging.oracles import fp64_with_bound
+from harness.policy.tolerances import MAX_LSB_FAKE_QUANT
 
 
 def _ref_codes(seed: int = 0) -> np.ndarray:
@@ -36,7 +36,13 @@ def test_lsb_flags_one_element_two_lsb_off_and_names_it():
     v = compare.lsb(out, ref, max_lsb=MAX_LSB_FAKE_QUANT)
     assert not v.passed
     assert v.metrics["max_lsb"] == 2 and v.metrics["n_over"] == 1
-    assert v.metrics["worst"] == {"n": 1, "c": 2, "pos": [3, 4], "out": int(out[1, 2, 3, 4]), "ref": int(ref[1, 2, 3, 4])}
+    assert v.metrics["worst"] == {
+        "n": 1,
+        "c": 2,
+        "pos": [3, 4],
+        "out": int(out[1, 2, 3, 4]),
+        "ref": int(ref[1, 2, 3, 4]),
+    }
 
 
 def test_lsb_flags_channel_swap():
@@ -159,7 +165,9 @@ def test_fp8_rule_fails_one_fp8_step_a_dropped_bias_and_a_swap(fp8_case):
     v = compare.dot_product_cast(off, ref, bnd, c.fan_in, True, "fp8e4m3", "fp16", "fp16")
     assert not v.passed and v.metrics["n_over"] == 1
     assert (v.metrics["worst"]["c"], v.metrics["worst"]["pos"]) == (int(i[1]), [int(i[2]), int(i[3])])
-    assert not compare.dot_product_cast(_fp8_conv(c, t, bias=False), ref, bnd, c.fan_in, True, "fp8e4m3", "fp16", "fp16").passed
+    assert not compare.dot_product_cast(
+        _fp8_conv(c, t, bias=False), ref, bnd, c.fan_in, True, "fp8e4m3", "fp16", "fp16"
+    ).passed
     swapped = good[:, [1, 0, *range(2, good.shape[1])]]
     assert not compare.dot_product_cast(swapped, ref, bnd, c.fan_in, True, "fp8e4m3", "fp16", "fp16").passed
 

@@ -5,9 +5,14 @@ from __future__ import annotations
 import pytest
 
 from harness.config import parse_descriptor
+from harness.judging.op_choice import (
+    expected_op,
+    narrowed_accumulator,
+    wrong_op,
+    wrong_weight_quantization,
+    wrong_weight_type,
+)
 from harness.run.settings import RunSettings
-from harness.judging.op_choice import (expected_op, narrowed_accumulator, wrong_op, wrong_weight_quantization,
-                                      wrong_weight_type)
 
 
 def _c(d: str):
@@ -43,10 +48,17 @@ def test_a_depthwise_conv_decomposed_per_channel_is_a_lowering_error():
     from harness.faults.catalog import mutant_name, mutants_of
     from harness.run.execute import run_case
 
-    (m,) = [m for m in mutants_of("decompose_grouped_conv_pass") if m.function.endswith("_is_depthwise_conv")
-            and m.description == "1 -> 2"]
-    r = run_case(parse_descriptor("conv2d_ic8_oc8_g8_i12x12_k3_p1_qa8w8"), 0, "tosa",
-                 canary=mutant_name("decompose_grouped_conv_pass", m.index))
+    (m,) = [
+        m
+        for m in mutants_of("decompose_grouped_conv_pass")
+        if m.function.endswith("_is_depthwise_conv") and m.description == "1 -> 2"
+    ]
+    r = run_case(
+        parse_descriptor("conv2d_ic8_oc8_g8_i12x12_k3_p1_qa8w8"),
+        0,
+        "tosa",
+        canary=mutant_name("decompose_grouped_conv_pass", m.index),
+    )
     assert r.outcome.value == "lowering_error" and "calls for DEPTHWISE_CONV2D" in r.reason, r.reason
     assert run_case(parse_descriptor("conv2d_ic8_oc8_g8_i12x12_k3_p1_qa8w8"), 0, "tosa").green
 
@@ -55,8 +67,10 @@ def test_weights_must_have_the_schemes_element_type():
     c = parse_descriptor("conv2d_ic8_oc8_i12x12_k3_p1_qa8w4")
     assert wrong_weight_type(c, ("INT4", "INT4"), "INT4") == ""
     assert wrong_weight_type(c, (), "INT4") == ""  # nothing delegated: the outcome says so already
-    assert wrong_weight_type(c, ("INT4", "INT8"), "INT4") == \
-        "the conv weights are INT4 x1, INT8 x1; scheme a8w4 calls for INT4 weights"
+    assert (
+        wrong_weight_type(c, ("INT4", "INT8"), "INT4")
+        == "the conv weights are INT4 x1, INT8 x1; scheme a8w4 calls for INT4 weights"
+    )
 
 
 @pytest.mark.lowering
@@ -68,8 +82,14 @@ def test_int4_weights_stored_as_int8_are_a_lowering_error_alone_and_packed():
     from harness.run.execute import run_case
     from harness.run.packed import run_pack
 
-    (m,) = [m for m in mutants_of("rewrite_conv_pass") if m.function.endswith("_rewrite_weight")
-            and m.operator == "drop-stmt" and "special_dtype" in m.diff and "rewritten_weight_node.meta" in m.diff]
+    (m,) = [
+        m
+        for m in mutants_of("rewrite_conv_pass")
+        if m.function.endswith("_rewrite_weight")
+        and m.operator == "drop-stmt"
+        and "special_dtype" in m.diff
+        and "rewritten_weight_node.meta" in m.diff
+    ]
     canary = mutant_name("rewrite_conv_pass", m.index)
     cases = [parse_descriptor(d) for d in ("conv2d_ic8_oc16_i16x16_k3_p1_qa8w4", "conv1d_ic4_oc8_i20_k3_s2_p1_qa8w4")]
     r = run_case(cases[0], 0, "tosa", canary=canary)
@@ -97,8 +117,11 @@ def test_an_a16w8_accumulator_read_through_int16_is_a_lowering_error_alone_and_p
     from harness.run.packed import run_pack
 
     def mutant(function: str, operator: str, text: str) -> str:
-        (m,) = [m for m in mutants_of("rewrite_conv_pass") if m.function.endswith(function)
-                and m.operator == operator and text in m.diff]
+        (m,) = [
+            m
+            for m in mutants_of("rewrite_conv_pass")
+            if m.function.endswith(function) and m.operator == operator and text in m.diff
+        ]
         return mutant_name("rewrite_conv_pass", m.index)
 
     direct = mutant("_is_direct_int32_rescale", "compare", "node.op != 'call_function'")
@@ -120,7 +143,9 @@ def test_a_weight_quantized_like_an_activation_is_named():
     assert wrong_weight_quantization(c, False, None, (0,), -127, 127) == ""
     assert wrong_weight_quantization(c, True, None, (-4,), -128, 127) == (
         "the conv's weight is quantized per tensor and asymmetric (zero point -4, range -128..127); scheme a8w8 "
-        "calls for symmetric per-channel weights")
+        "calls for symmetric per-channel weights"
+    )
     assert "asymmetric (zero point 0, range -128..127)" in wrong_weight_quantization(c, False, None, (0,), -128, 127)
     assert wrong_weight_quantization(c, True, 0, (0, 1), -127, 127).startswith(
-        "the conv's weight is quantized asymmetric (zero point [0, 1]")
+        "the conv's weight is quantized asymmetric (zero point [0, 1]"
+    )

@@ -20,8 +20,9 @@ def _tconv_graph(ic: int, oc: int) -> torch.fx.GraphModule:
     root.s = torch.linspace(0.01, 0.08, ic)
     root.z = torch.zeros(ic, dtype=torch.int64)
     x = g.placeholder("x")
-    w = g.call_function(Q.dequantize_per_channel.default,
-                        (g.get_attr("w"), g.get_attr("s"), g.get_attr("z"), 0, -7, 7, torch.int8))
+    w = g.call_function(
+        Q.dequantize_per_channel.default, (g.get_attr("w"), g.get_attr("s"), g.get_attr("z"), 0, -7, 7, torch.int8)
+    )
     y = g.call_function(torch.ops.aten.conv_transpose2d.input, (x, w))
     g.output(y)
     return torch.fx.GraphModule(root, g)
@@ -73,10 +74,14 @@ def test_a_replay_that_does_not_apply_is_absent_from_the_fits():
     leaked = replays.replay("relu-clamp-lost-under-shared-zero-point", c, quantized, x)
     assert leaked.tolist() == [-13, 17]
     assert replays.fits(c, quantized, x, leaked, 1) == {
-        "relu-clamp-lost-under-shared-zero-point": {"max_lsb": 0, "fits": True}}
+        "relu-clamp-lost-under-shared-zero-point": {"max_lsb": 0, "fits": True}
+    }
     off = leaked.copy()
     off[0] += 3
-    assert replays.fits(c, quantized, x, off, 1)["relu-clamp-lost-under-shared-zero-point"] == {"max_lsb": 3, "fits": False}
+    assert replays.fits(c, quantized, x, off, 1)["relu-clamp-lost-under-shared-zero-point"] == {
+        "max_lsb": 3,
+        "fits": False,
+    }
 
 
 def test_elus_replay_is_the_taylor_branch_inside_its_interval_and_exact_outside():
@@ -90,10 +95,10 @@ def test_elus_replay_is_the_taylor_branch_inside_its_interval_and_exact_outside(
 
     assert replays.float_fits(model, (x,), passes) == {"elu-expm1-taylor-branch": {"max_err": 0.0, "fits": True}}
     y = x[0, :2]
-    taylor = y + y ** 2 / 2 + y ** 3 / 6 + y ** 4 / 24
+    taylor = y + y**2 / 2 + y**3 / 6 + y**4 / 24
     torch.testing.assert_close(seen["ref"][0, :2], taylor)
     truncation = float(seen["ref"][0, 0]) - float(torch.expm1(x[0, 0]))
-    assert abs(truncation - 0.324 ** 5 / 120) < 2e-6  # the polynomial's truncation error, |y|^5/120 (the entry's reason)
+    assert abs(truncation - 0.324**5 / 120) < 2e-6  # the polynomial's truncation error, |y|^5/120 (the entry's reason)
     torch.testing.assert_close(seen["ref"][0, 2:], torch.nn.functional.elu(x[0, 2:]))
 
 

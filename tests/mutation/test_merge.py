@@ -112,5 +112,8 @@ def test_a_merged_report_merges_again_and_keeps_the_runs_it_was_made_of(tmp_path
     later.write_text(json.dumps({**json.loads(REPORT.read_text()), "mutants": rows[2:3], "undecided": []}))
     report, undecided = merge([tmp_path / "merged" / "mutation.json", later])
     assert [m.name for m in report.mutants] == [r["name"] for r in rows[:3]] and not undecided
-    assert [p["report"] for p in report.versions["pieces"]] == [str(tmp_path / "p0.json"), str(tmp_path / "p1.json"),
-                                                                str(later)]
+    assert [p["report"] for p in report.versions["pieces"]] == [
+        str(tmp_path / "p0.json"),
+        str(tmp_path / "p1.json"),
+        str(later),
+    ]

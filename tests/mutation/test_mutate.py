@@ -9,9 +9,9 @@ import textwrap
 import pytest
 
 from harness.config import ConfigError
-from harness.mutation.journal import JournalError
 from harness.faults.catalog import count_of, mutant_name, mutants_of, parse_name, source_file
 from harness.faults.operators import count, mutant_tree, mutants
+from harness.mutation.journal import JournalError
 
 SOURCE = textwrap.dedent('''
     """A module to mutate."""
@@ -53,7 +53,7 @@ def test_every_operator_applies_where_it_should():
     assert mutants(SOURCE, "m.py") == ms  # stable
 
 
-SPANS = textwrap.dedent('''
+SPANS = textwrap.dedent("""
     def pick(x, k):
         if (x > k and
                 k >= 0):
@@ -64,7 +64,7 @@ SPANS = textwrap.dedent('''
             case 2:
                 return -1
         return 0
-''')
+""")
 
 
 def test_a_mutant_names_the_lines_that_run_it():
@@ -94,6 +94,7 @@ def test_cases_that_never_run_a_mutants_lines_are_not_run_for_it():
         def line(frame, event, arg):
             seen.add(frame.f_lineno)
             return line
+
         return line
 
     sys.settrace(tracer)
@@ -140,14 +141,17 @@ def test_a_loaded_mutant_changes_the_live_function_and_undo_restores_it(tmp_path
 
     from harness.faults.load import install
 
-    index = next(m.index for m in mutants(SOURCE, "m.py") if m.function == "window" and m.description == "1 -> 2"
-                 and m.line == 9)
+    index = next(
+        m.index for m in mutants(SOURCE, "m.py") if m.function == "window" and m.description == "1 -> 2" and m.line == 9
+    )
     assert mutme.window(10, 3, 1) == (8, True)
     undo = install("mutme", index)
     assert mutme.window(10, 3, 1) == (7 + 2, True)
     undo()
     assert mutme.window(10, 3, 1) == (8, True)
-    method = next(m.index for m in mutants(SOURCE, "m.py") if m.function == "Pad.amounts" and m.description == "elements")
+    method = next(
+        m.index for m in mutants(SOURCE, "m.py") if m.function == "Pad.amounts" and m.description == "elements"
+    )
     undo = install("mutme", method)
     assert mutme.Pad().amounts(5) == [3, 2]
     undo()
@@ -158,16 +162,17 @@ def test_a_loaded_mutant_changes_the_live_function_and_undo_restores_it(tmp_path
 def test_mutant_names_are_checked_in_one_line():
     n = count_of("decompose_grouped_conv_pass")
     assert parse_name(mutant_name("decompose_grouped_conv_pass", n - 1)) == ("decompose_grouped_conv_pass", n - 1)
-    for bad, fragment in (("mutant:decompose_grouped_conv_pass", "expected mutant:TARGET:INDEX"),
-                          (f"mutant:decompose_grouped_conv_pass:{n}", f"has mutants 0..{n - 1}"),
-                          ("mutant:nope:1", "unknown mutation module 'nope'")):
+    for bad, fragment in (
+        ("mutant:decompose_grouped_conv_pass", "expected mutant:TARGET:INDEX"),
+        (f"mutant:decompose_grouped_conv_pass:{n}", f"has mutants 0..{n - 1}"),
+        ("mutant:nope:1", "unknown mutation module 'nope'"),
+    ):
         with pytest.raises(ConfigError, match=fragment):
             parse_name(bad)
 
 
 def test_the_three_conv_passes_have_hundreds_of_mutants():
-    sizes = {t: count_of(t) for t in ("rewrite_conv_pass", "size_adjust_input_pass",
-                                            "decompose_grouped_conv_pass")}
+    sizes = {t: count_of(t) for t in ("rewrite_conv_pass", "size_adjust_input_pass", "decompose_grouped_conv_pass")}
     assert all(n > 100 for n in sizes.values()), sizes
 
 
@@ -176,10 +181,19 @@ def test_a_tier_kills_a_wrong_slice_axis_and_reports_a_survivor(tmp_path):
     """Mutant 40 slices grouped inputs on axis 2 instead of the channels: a grouped smoke case fails at once."""
     from harness.mutation.run import mutate
 
-    index = next(m.index for m in mutants_of("decompose_grouped_conv_pass")
-                 if m.function.endswith("_slice_inputs") and m.description == "1 -> 2")
-    report = mutate("smoke", modules=["decompose_grouped_conv_pass"], jobs=2, function="_slice_inputs|_get_groups_and",
-                    out=tmp_path, filter="_g4_.*_qfp32_")
+    index = next(
+        m.index
+        for m in mutants_of("decompose_grouped_conv_pass")
+        if m.function.endswith("_slice_inputs") and m.description == "1 -> 2"
+    )
+    report = mutate(
+        "smoke",
+        modules=["decompose_grouped_conv_pass"],
+        jobs=2,
+        function="_slice_inputs|_get_groups_and",
+        out=tmp_path,
+        filter="_g4_.*_qfp32_",
+    )
     rows = {r.name: r for r in report.mutants}
     killed = rows[mutant_name("decompose_grouped_conv_pass", index)]
     assert killed.status == "killed" and "_g4_" in killed.killed_by and killed.cases_run >= 1
@@ -202,10 +216,24 @@ def test_a_sample_is_seeded_and_a_carried_kill_needs_its_case(tmp_path):
     assert a == b and len(a) == round(0.3 * len(ms)) and [m.index for m in a] == sorted(m.index for m in a)
     assert sample(ms, 0.3, 2) != a and sample(ms, 1.0, 0) == ms
     report = tmp_path / "mutation.json"
-    rows = [dict(name=f"mutant:t:{i}", function="f", line=1, operator="const", description="", status=s,
-                 cases_run=1, killed_by=k, outcome="mismatch" if k else "", reason="", diff="")
-            for i, (s, k) in enumerate([("killed", "case_a"), ("killed", "case_gone"), ("survived", ""),
-                                        ("invalid", "case_a")])]
+    rows = [
+        dict(
+            name=f"mutant:t:{i}",
+            function="f",
+            line=1,
+            operator="const",
+            description="",
+            status=s,
+            cases_run=1,
+            killed_by=k,
+            outcome="mismatch" if k else "",
+            reason="",
+            diff="",
+        )
+        for i, (s, k) in enumerate(
+            [("killed", "case_a"), ("killed", "case_gone"), ("survived", ""), ("invalid", "case_a")]
+        )
+    ]
     report.write_text(json.dumps({"mutants": rows}))
     kept = carried(report, {"case_a", "case_b"})
     assert set(kept) == {"mutant:t:0", "mutant:t:3"} and all(r.carried for r in kept.values())
@@ -214,12 +242,12 @@ def test_a_sample_is_seeded_and_a_carried_kill_needs_its_case(tmp_path):
 
 def test_type_expressions_are_not_mutated():
     """An annotation is never evaluated and `cast` returns its value: a change there is no mutant."""
-    source = textwrap.dedent('''
+    source = textwrap.dedent("""
         def f(x):
             y: dict[int, list[int]] = {}
             z = cast(tuple[int, int], x)
             return z[1]
-    ''')
+    """)
     found = mutants(source, "t.py")
     # cast(T) alone, or x -> None, is a real change
     assert [m.description for m in found] == ["last positional", "1 -> 2", "1 -> 0", "arg 1 -> None"]
@@ -230,12 +258,26 @@ def test_a_carried_kill_follows_its_mutant_when_indices_move(tmp_path):
 
     ms = list(mutants(SOURCE, "m.py"))
     report = tmp_path / "mutation.json"
-    rows = [dict(name=f"mutant:t:{m.index}", function=m.function, line=m.line, operator=m.operator,
-                 description=m.description, status="killed", cases_run=1, killed_by="case_a", outcome="mismatch",
-                 reason="", diff=m.diff) for m in ms[:3]]
+    rows = [
+        dict(
+            name=f"mutant:t:{m.index}",
+            function=m.function,
+            line=m.line,
+            operator=m.operator,
+            description=m.description,
+            status="killed",
+            cases_run=1,
+            killed_by="case_a",
+            outcome="mismatch",
+            reason="",
+            diff=m.diff,
+        )
+        for m in ms[:3]
+    ]
     report.write_text(json.dumps({"mutants": rows}))
-    shifted = {identity(m.function, m.line, m.operator, m.description, m.diff): f"mutant:t:{m.index + 10}"
-               for m in ms[1:]}  # today's source lost the first point: the others moved by 10
+    shifted = {
+        identity(m.function, m.line, m.operator, m.description, m.diff): f"mutant:t:{m.index + 10}" for m in ms[1:]
+    }  # today's source lost the first point: the others moved by 10
     kept = carried(report, {"case_a"}, shifted)
     assert set(kept) == {f"mutant:t:{m.index + 10}" for m in ms[1:3]}
 
@@ -248,8 +290,12 @@ def test_every_listed_equivalent_names_mutants_of_the_installed_passes():
     texts = {}
     for e in load():
         text = texts.setdefault(e.module, source_file(e.module).read_text().splitlines())
-        hits = [m for m in mutants_of(e.module) if m.function in e.function  # an entry matches its functions only
-                and lookup_at(e.module, m.function, m.line, m.operator, m.description, text, (e,), m.column)]
+        hits = [
+            m
+            for m in mutants_of(e.module)
+            if m.function in e.function  # an entry matches its functions only
+            and lookup_at(e.module, m.function, m.line, m.operator, m.description, text, (e,), m.column)
+        ]
         assert hits, f"{e.function}: {e.source} matches no mutant"
         assert {m.function for m in hits} == set(e.function)
 
@@ -258,8 +304,9 @@ def test_a_bad_equivalent_entry_is_one_line(tmp_path):
     from harness.faults.equivalents import load
 
     bad = tmp_path / "eq.toml"
-    bad.write_text('[[equivalent]]\nmodule = "t"\nfunction = "f"\nsource = "x"\nchange = "*"\nkind = "maybe"\n'
-                   'reason = "r"\n')
+    bad.write_text(
+        '[[equivalent]]\nmodule = "t"\nfunction = "f"\nsource = "x"\nchange = "*"\nkind = "maybe"\nreason = "r"\n'
+    )
     with pytest.raises(ConfigError, match="invalid kind 'maybe'; allowed: equivalent, unreachable, defensive"):
         load(bad)
     bad.write_text('[[equivalent]]\nmodule = "t"\n')
@@ -273,13 +320,18 @@ def test_a_listed_mutant_that_a_case_kills_stays_killed_and_says_the_listing_is_
     from harness.mutation.report import MutantResult
     from harness.mutation.run import mark_equivalents
 
-    (m,) = [m for m in mutants_of("decompose_grouped_conv_pass") if m.function.endswith("_slice_biases")
-            and m.description == "0 -> -1"]
+    (m,) = [
+        m
+        for m in mutants_of("decompose_grouped_conv_pass")
+        if m.function.endswith("_slice_biases") and m.description == "0 -> -1"
+    ]
     text = source_file("decompose_grouped_conv_pass").read_text().splitlines()[m.line - 1]
     assert equivalents.lookup("decompose_grouped_conv_pass", m.function, text, m.operator, m.description)
     name = mutant_name("decompose_grouped_conv_pass", m.index)
-    rows = [MutantResult(name, m.function, m.line, m.operator, m.description, s, killed_by="c" if s == "killed" else "")
-            for s in ("survived", "killed")]
+    rows = [
+        MutantResult(name, m.function, m.line, m.operator, m.description, s, killed_by="c" if s == "killed" else "")
+        for s in ("survived", "killed")
+    ]
     mark_equivalents(rows)
     mark_equivalents(rows)  # a carried row is marked again: once is enough
     assert rows[0].status == "equivalent" and "1-D" in rows[0].reason
@@ -292,13 +344,28 @@ def test_a_carried_kill_no_longer_listed_drops_the_old_listings_verdict():
     from harness.mutation.report import MutantResult
     from harness.mutation.run import mark_equivalents
 
-    (m,) = [m for m in mutants_of("size_adjust_input_pass") if m.function == "is_valid_operator"
-            and "dilation[1] > 1" in m.diff and m.column == 44 and m.description == "1 -> 2"]
+    (m,) = [
+        m
+        for m in mutants_of("size_adjust_input_pass")
+        if m.function == "is_valid_operator"
+        and "dilation[1] > 1" in m.diff
+        and m.column == 44
+        and m.description == "1 -> 2"
+    ]
     old = "lower: IndexError: list index out of range"
-    row = MutantResult(mutant_name("size_adjust_input_pass", m.index), m.function, m.line, m.operator, m.description,
-                       "killed", 1, "c", "lowering_error",
-                       reason=f"listed as defensive in the policy, but killed: the listing is wrong. {old}",
-                       column=m.column)
+    row = MutantResult(
+        mutant_name("size_adjust_input_pass", m.index),
+        m.function,
+        m.line,
+        m.operator,
+        m.description,
+        "killed",
+        1,
+        "c",
+        "lowering_error",
+        reason=f"listed as defensive in the policy, but killed: the listing is wrong. {old}",
+        column=m.column,
+    )
     mark_equivalents([row])
     assert (row.status, row.reason) == ("killed", old)
 
@@ -313,13 +380,30 @@ def test_an_interrupted_run_resumes_from_its_journal_and_refuses_another_runs(tm
     def interrupted(mutants, configs, reached, *, jobs, pack, on_mutant, **_):
         calls.append([run.mutant_name(t, m.index) for t, m in mutants])
         for t, m in mutants[:3]:
-            on_mutant(run.MutantResult(run.mutant_name(t, m.index), m.function, m.line, m.operator, m.description,
-                                       "killed", 1, "case_a", "mismatch", diff=m.diff))
+            on_mutant(
+                run.MutantResult(
+                    run.mutant_name(t, m.index),
+                    m.function,
+                    m.line,
+                    m.operator,
+                    m.description,
+                    "killed",
+                    1,
+                    "case_a",
+                    "mismatch",
+                    diff=m.diff,
+                )
+            )
         raise KeyboardInterrupt
 
     monkeypatch.setattr(run, "run_mutants", interrupted)
-    args = dict(tier="smoke", modules=["decompose_grouped_conv_pass"], function="_slice_inputs", out=tmp_path,
-                filter="_g4_.*_qfp32_")
+    args = dict(
+        tier="smoke",
+        modules=["decompose_grouped_conv_pass"],
+        function="_slice_inputs",
+        out=tmp_path,
+        filter="_g4_.*_qfp32_",
+    )
     with pytest.raises(KeyboardInterrupt):
         run.mutate(**args)
     first = calls[0]
@@ -327,8 +411,12 @@ def test_an_interrupted_run_resumes_from_its_journal_and_refuses_another_runs(tm
 
     def rest(mutants, configs, reached, *, jobs, pack, on_mutant, **_):
         calls.append([run.mutant_name(t, m.index) for t, m in mutants])
-        return [run.MutantResult(run.mutant_name(t, m.index), m.function, m.line, m.operator, m.description,
-                                 "survived", diff=m.diff) for t, m in mutants]
+        return [
+            run.MutantResult(
+                run.mutant_name(t, m.index), m.function, m.line, m.operator, m.description, "survived", diff=m.diff
+            )
+            for t, m in mutants
+        ]
 
     monkeypatch.setattr(run, "run_mutants", rest)
     report = run.mutate(**args, resume=True)
@@ -368,8 +456,12 @@ def _run_two_mutants(monkeypatch, cases, result, baseline=None, on_progress=None
 
     monkeypatch.setattr(run, "run_anywhere", fake_parallel)
     reached = {x.descriptor: {"t": {1}} for x in cases}
-    return {r.name: r for r in run.run_mutants([("t", M(1)), ("t", M(2))], cases, reached, jobs=1, pack=2, baseline=baseline,
-                                               on_progress=on_progress)}
+    return {
+        r.name: r
+        for r in run.run_mutants(
+            [("t", M(1)), ("t", M(2))], cases, reached, jobs=1, pack=2, baseline=baseline, on_progress=on_progress
+        )
+    }
 
 
 def test_a_stopped_survivor_resumes_with_the_cases_it_ran(monkeypatch, tmp_path):
@@ -394,6 +486,7 @@ def test_a_stopped_survivor_resumes_with_the_cases_it_ran(monkeypatch, tmp_path)
                         raise KeyboardInterrupt
                     ran.append(d)
                     on_result(CaseResult(d, 0, Outcome.PASS, canary=task.canary, output_sha256="s"))
+
         return fake
 
     reached = {c.descriptor: {"t": {1}} for c in cases}
@@ -422,8 +515,12 @@ def test_a_long_run_says_how_far_it_is(monkeypatch):
     monkeypatch.setattr(run, "PROGRESS_EVERY_S", 0.0)
     said = []
     outcome = {"mutant:t:1": Outcome.MISMATCH, "mutant:t:2": Outcome.PASS}  # t:1 dies at its first case
-    _run_two_mutants(monkeypatch, cases, lambda name, d: CaseResult(d, 0, outcome[name], canary=name),
-                     on_progress=lambda p: said.append(p.line()))
+    _run_two_mutants(
+        monkeypatch,
+        cases,
+        lambda name, d: CaseResult(d, 0, outcome[name], canary=name),
+        on_progress=lambda p: said.append(p.line()),
+    )
     assert said[0].startswith("mutate: 1 case runs of at most 4; 1 of 2 mutants decided (")
     assert said[-1].startswith("mutate: 4 case runs of at most 4; 2 of 2 mutants decided (")
 
@@ -434,15 +531,24 @@ def test_a_survivor_that_changed_output_bits_is_counted_apart(monkeypatch):
     from harness.config import parse_descriptor
     from harness.results.case_result import CaseResult, Outcome
 
-    cases = [parse_descriptor(d) for d in ("conv2d_ic4_oc4_i8x8_k3_qfp32", "conv2d_ic4_oc4_i8x9_k3_qfp32",
-                                           "conv2d_ic4_oc4_i9x9_k3_qfp32")]
+    cases = [
+        parse_descriptor(d)
+        for d in ("conv2d_ic4_oc4_i8x8_k3_qfp32", "conv2d_ic4_oc4_i8x9_k3_qfp32", "conv2d_ic4_oc4_i9x9_k3_qfp32")
+    ]
     a, b, c = (x.descriptor for x in cases)
     digests = {"mutant:t:1": {a: "x", b: "B", c: ""}, "mutant:t:2": {a: "A", b: "B", c: "C"}}
 
-    rows = _run_two_mutants(monkeypatch, cases, lambda name, d: CaseResult(
-        d, 0, Outcome.PASS, canary=name, output_sha256=digests[name][d]), baseline={a: "A", b: "B"})
-    assert (rows["mutant:t:1"].status, rows["mutant:t:1"].outputs_changed, rows["mutant:t:1"].changed_case) == \
-        ("survived", 1, a)
+    rows = _run_two_mutants(
+        monkeypatch,
+        cases,
+        lambda name, d: CaseResult(d, 0, Outcome.PASS, canary=name, output_sha256=digests[name][d]),
+        baseline={a: "A", b: "B"},
+    )
+    assert (rows["mutant:t:1"].status, rows["mutant:t:1"].outputs_changed, rows["mutant:t:1"].changed_case) == (
+        "survived",
+        1,
+        a,
+    )
     assert (rows["mutant:t:2"].status, rows["mutant:t:2"].outputs_changed) == ("survived", 0)  # c: no baseline
 
 
@@ -454,18 +560,28 @@ def test_a_case_that_fails_without_a_mutant_judges_no_mutant(tmp_path, monkeypat
 
     def fake_trace(configs, jobs, cache, pack=1, cluster=""):
         broken = configs[0].descriptor
-        return {c.descriptor: {} for c in configs}, {c.descriptor: (None if c.descriptor == broken else "d")
-                                                       for c in configs}
+        return {c.descriptor: {} for c in configs}, {
+            c.descriptor: (None if c.descriptor == broken else "d") for c in configs
+        }
 
     def fake_run(mutants, configs, reached, *, jobs, pack, on_mutant, **_):
         seen["cases"] = [c.descriptor for c in configs]
-        return [run.MutantResult(run.mutant_name(t, m.index), m.function, m.line, m.operator, m.description,
-                                 "survived", diff=m.diff) for t, m in mutants]
+        return [
+            run.MutantResult(
+                run.mutant_name(t, m.index), m.function, m.line, m.operator, m.description, "survived", diff=m.diff
+            )
+            for t, m in mutants
+        ]
 
     monkeypatch.setattr(run, "trace", fake_trace)
     monkeypatch.setattr(run, "run_mutants", fake_run)
-    report = run.mutate(tier="smoke", modules=["decompose_grouped_conv_pass"], function="_slice_inputs",
-                        out=tmp_path, filter="_g4_.*_qfp32_")
+    report = run.mutate(
+        tier="smoke",
+        modules=["decompose_grouped_conv_pass"],
+        function="_slice_inputs",
+        out=tmp_path,
+        filter="_g4_.*_qfp32_",
+    )
     assert len(report.not_green) == 1 and report.not_green[0] not in seen["cases"] and seen["cases"]
     assert "1 cases were not green without a mutant" in (tmp_path / "mutation.md").read_text()
 
@@ -475,8 +591,10 @@ def _listed(module: str, kind: str | None = None):
     from harness.faults.equivalents import lookup_at
 
     text = source_file(module).read_text().splitlines()
-    out = [(m, lookup_at(module, m.function, m.line, m.operator, m.description, text, column=m.column))
-           for m in mutants_of(module)]
+    out = [
+        (m, lookup_at(module, m.function, m.line, m.operator, m.description, text, column=m.column))
+        for m in mutants_of(module)
+    ]
     return [(m, e) for m, e in out if e is not None and (kind is None or e.kind == kind)]
 
 
@@ -493,10 +611,13 @@ def test_a_listing_is_checked_by_running_never_taken_on_trust():
     def row(status, **kw):
         return MutantResult(name, m.function, m.line, m.operator, m.description, status, column=m.column, **kw)
 
-    rows = [row("survived", cases_run=5, judged=5), row("survived", cases_run=5, judged=5, outputs_changed=2,
-                                                        changed_case="c1"),
-            row("unreached"), row("masked", cases_run=3, reason="every reaching case ended unjudged (issue-x)"),
-            row("killed", cases_run=1, killed_by="c2")]
+    rows = [
+        row("survived", cases_run=5, judged=5),
+        row("survived", cases_run=5, judged=5, outputs_changed=2, changed_case="c1"),
+        row("unreached"),
+        row("masked", cases_run=3, reason="every reaching case ended unjudged (issue-x)"),
+        row("killed", cases_run=1, killed_by="c2"),
+    ]
     mark_equivalents(rows)
     assert rows[0].status == "equivalent" and "ran 5 cases, outputs bit-identical" in rows[0].reason
     assert rows[1].status == "survived" and "2 outputs changed (e.g. c1)" in rows[1].reason
@@ -514,15 +635,28 @@ def test_a_mutant_whose_cases_all_end_in_a_known_issue_is_masked(monkeypatch):
     from harness.results.case_result import CaseResult, Outcome
 
     cases = [parse_descriptor(d) for d in ("conv2d_ic4_oc4_i8x8_k3_qfp32", "conv2d_ic4_oc4_i8x9_k3_qfp32")]
-    outcomes = {"mutant:t:1": (Outcome.KNOWN_ISSUE, Outcome.KNOWN_ISSUE), "mutant:t:2": (Outcome.KNOWN_ISSUE,
-                                                                                       Outcome.PASS)}
+    outcomes = {
+        "mutant:t:1": (Outcome.KNOWN_ISSUE, Outcome.KNOWN_ISSUE),
+        "mutant:t:2": (Outcome.KNOWN_ISSUE, Outcome.PASS),
+    }
 
     order = [c.descriptor for c in cases]
-    rows = _run_two_mutants(monkeypatch, cases, lambda name, d: CaseResult(
-        d, 0, outcomes[name][order.index(d)], canary=name, issue=("a16w8-cond-int16-weights", "other-issue")[
-            order.index(d)]))
-    assert rows["mutant:t:1"].status == "masked" and rows["mutant:t:1"].masked_by == \
-        "a16w8-cond-int16-weights, other-issue" and "a16w8-cond-int16-weights, other-issue" in rows["mutant:t:1"].reason
+    rows = _run_two_mutants(
+        monkeypatch,
+        cases,
+        lambda name, d: CaseResult(
+            d,
+            0,
+            outcomes[name][order.index(d)],
+            canary=name,
+            issue=("a16w8-cond-int16-weights", "other-issue")[order.index(d)],
+        ),
+    )
+    assert (
+        rows["mutant:t:1"].status == "masked"
+        and rows["mutant:t:1"].masked_by == "a16w8-cond-int16-weights, other-issue"
+        and "a16w8-cond-int16-weights, other-issue" in rows["mutant:t:1"].reason
+    )
     assert (rows["mutant:t:2"].status, rows["mutant:t:2"].judged) == ("survived", 1)
 
 
@@ -536,16 +670,23 @@ def test_a_key_that_matches_one_change_at_several_places_of_a_line_names_their_c
         if "*" in e.change:
             continue
         text = source_file(e.module).read_text().splitlines()
-        hits = [m for m in mutants_of(e.module) if m.function in e.function and e.matches(
-            e.module, m.function, text[m.line - 1], m.operator, m.description, text[m.line - 2], m.column)]
+        hits = [
+            m
+            for m in mutants_of(e.module)
+            if m.function in e.function
+            and e.matches(e.module, m.function, text[m.line - 1], m.operator, m.description, text[m.line - 2], m.column)
+        ]
         places = Counter((m.function, m.line, m.operator, m.description) for m in hits)
         assert e.column or max(places.values()) == 1, (e.source, places.most_common(1))
     source = "def f(d):\n    if d[0] > 1 or d[1] > 1:\n        return 1\n"
-    assert sorted(m.column for m in mutants(source, "f.py") if m.line == 2 and m.description == "1 -> 2") == \
-        [15, 22, 27]
+    assert sorted(m.column for m in mutants(source, "f.py") if m.line == 2 and m.description == "1 -> 2") == [
+        15,
+        22,
+        27,
+    ]
 
 
-MORE = textwrap.dedent('''
+MORE = textwrap.dedent("""
     def f(xs, n, flag=True):
         out = []
         for x in xs:
@@ -559,7 +700,7 @@ MORE = textwrap.dedent('''
             raise ValueError(f"empty {n}: " + "no values")
         log.warning("kept %d", len(out))
         return helper(out, "mode", flag=False)
-''')
+""")
 
 
 def test_the_operator_classes_of_mutmut_and_cosmic_ray_apply_and_come_after_the_first_ones():
@@ -567,18 +708,31 @@ def test_the_operator_classes_of_mutmut_and_cosmic_ray_apply_and_come_after_the_
     listed after every earlier point, so no earlier mutant's index moved when they came."""
     ms = mutants(MORE, "more.py")
     ops = {(m.operator, m.description) for m in ms}
-    for expected in [("arith", "Mod -> Div"), ("arith", "Pow -> Mult"), ("arith", "LShift -> RShift"),
-                     ("arith", "BitAnd -> BitOr"), ("arith", "BitXor -> BitAnd"), ("arith", "BitOr -> BitAnd"),
-                     ("arith", "Div -> Mult"), ("unary", "USub -> Invert"), ("keyword", "continue -> break"),
-                     ("keyword", "break -> continue"), ("keyword", "False -> True"),
-                     ("zero-iteration", "for over []"), ("except", "catches nothing"),
-                     ("string", "'mode' -> 'XXmodeXX'"), ("arg-none", "arg 0 -> None"), ("arg-none", "arg 1 -> None")]:
+    for expected in [
+        ("arith", "Mod -> Div"),
+        ("arith", "Pow -> Mult"),
+        ("arith", "LShift -> RShift"),
+        ("arith", "BitAnd -> BitOr"),
+        ("arith", "BitXor -> BitAnd"),
+        ("arith", "BitOr -> BitAnd"),
+        ("arith", "Div -> Mult"),
+        ("unary", "USub -> Invert"),
+        ("keyword", "continue -> break"),
+        ("keyword", "break -> continue"),
+        ("keyword", "False -> True"),
+        ("zero-iteration", "for over []"),
+        ("except", "catches nothing"),
+        ("string", "'mode' -> 'XXmodeXX'"),
+        ("arg-none", "arg 0 -> None"),
+        ("arg-none", "arg 1 -> None"),
+    ]:
         assert expected in ops, expected
     strings = [m.description for m in ms if m.operator == "string"]
     assert strings == ["'mode' -> 'XXmodeXX'"]  # not the raise's message, its f-string, or the log's format
     first = ("const", "compare", "bool", "swap", "negate", "drop-arg", "drop-stmt")
-    order = [m.operator in first or (m.operator == "arith" and m.description.split(" -> ")[0] in ("Add", "Sub"))
-             for m in ms]
+    order = [
+        m.operator in first or (m.operator == "arith" and m.description.split(" -> ")[0] in ("Add", "Sub")) for m in ms
+    ]
     assert order == sorted(order, reverse=True)
     for m in ms:  # every one compiles and changes its function
         tree, _ = mutant_tree(MORE, m.index)
@@ -612,8 +766,14 @@ def test_a_stopped_trace_resumes_with_the_cases_it_recorded(tmp_path, monkeypatc
     from harness.config import parse_descriptor
     from harness.mutation import reach as mutation_run
 
-    cases = [parse_descriptor(d) for d in ("conv2d_ic8_oc8_i12x12_k3_p1_qfp32", "conv2d_ic4_oc4_g4_i10x10_k3_p1_qfp32",
-                                           "conv1d_ic4_oc8_i20_k3_s2_p1_qfp32")]
+    cases = [
+        parse_descriptor(d)
+        for d in (
+            "conv2d_ic8_oc8_i12x12_k3_p1_qfp32",
+            "conv2d_ic4_oc4_g4_i10x10_k3_p1_qfp32",
+            "conv1d_ic4_oc8_i20_k3_s2_p1_qfp32",
+        )
+    ]
     whole = mutation_run.trace(cases, 1, tmp_path / "whole.json")
     real = mutation_run.run_anywhere
     given = []

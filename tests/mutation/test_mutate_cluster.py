@@ -22,8 +22,13 @@ def test_a_cluster_campaign_reaches_the_local_verdicts(tmp_path):
     ours = [m for m in mutants_of(module) if m.function.endswith("_slice_inputs")]
     axis = next(m for m in ours if m.description == "1 -> 2")  # slices on H, not the channels: killed at once
     names = {mutant_name(module, m.index) for m in [axis, *ours[:4]]}
-    args = dict(tier="smoke", modules=[module], jobs=2, names=names,
-                filter="^conv2d_n1_ic(4|8)_oc(8|12)_g4_i1[02]x1[02]_k3x3_s[12]x[12]_p1x1_d1x1_b1_pmzeros_qfp32_dsnormal_cxnone$")
+    args = dict(
+        tier="smoke",
+        modules=[module],
+        jobs=2,
+        names=names,
+        filter="^conv2d_n1_ic(4|8)_oc(8|12)_g4_i1[02]x1[02]_k3x3_s[12]x[12]_p1x1_d1x1_b1_pmzeros_qfp32_dsnormal_cxnone$",
+    )
     local = mutate(**args, out=tmp_path / "local")
     cluster = mutate(**args, out=tmp_path / "cluster", cluster="local")
     assert [(m.name, m.status) for m in cluster.mutants] == [(m.name, m.status) for m in local.mutants]
@@ -31,7 +36,8 @@ def test_a_cluster_campaign_reaches_the_local_verdicts(tmp_path):
     killed = [m for m in cluster.mutants if m.status == "killed"]
     assert all("_g4_" in m.killed_by and m.outcome and m.cases_run >= 1 for m in killed)
     # why they died: the backend's failure, never the cluster's (a timeout or a lost worker kills a mutant too)
-    assert not any(m.outcome == "runner_error" or m.reason.startswith(("timeout", "the cluster lost"))
-                   for m in cluster.mutants), [(m.name, m.reason[:80]) for m in cluster.mutants]
+    assert not any(
+        m.outcome == "runner_error" or m.reason.startswith(("timeout", "the cluster lost")) for m in cluster.mutants
+    ), [(m.name, m.reason[:80]) for m in cluster.mutants]
     trace = [json.loads((tmp_path / run / "trace-smoke.json").read_text()) for run in ("local", "cluster")]
     assert trace[0]["trace"] == trace[1]["trace"] and trace[0]["outputs"] == trace[1]["outputs"]

@@ -19,4 +19,6 @@ def test_the_conventional_score_counts_the_unreached_as_not_killed(tmp_path):
     md = (tmp_path / "mutation.md").read_text()
     assert "| all | 13 | 6 | 1 | 1 | 2 | 2 | 1 | 75.0% | 60.0% |" in md
     assert '"conventional_score": 0.6' in (tmp_path / "mutation.json").read_text()
-    assert "2 of 2 equivalences rest on 2 judged cases or fewer: weak" in md and "2 unreached mutants have no reason" in md
+    assert (
+        "2 of 2 equivalences rest on 2 judged cases or fewer: weak" in md and "2 unreached mutants have no reason" in md
+    )

@@ -13,7 +13,8 @@ import re
 
 import pytest
 
-from harness.cases.sweeps import SMOKE_STRUCTURAL_BASES, sweep
+from harness.cases.smoke_picks import SMOKE_STRUCTURAL_BASES
+from harness.cases.sweeps import sweep
 from harness.config import parse_descriptor
 from harness.faults.catalog import mutant_name, mutants_of
 from harness.run.execute import run_case
@@ -23,22 +24,33 @@ pytestmark = [pytest.mark.lowering, pytest.mark.tier]
 # (target, function, operator, description, source text the mutant changes) -> (what it breaks, the families
 # tried first: every family is tried, these before the others, so the test costs one case when it holds)
 FAULTS = {
-    ("rewrite_conv_pass", "RewriteConvPass.call", "const", "0 -> 1", "-pad_list[0] + output_padding_list[0]"):
-        ("a transposed conv's H output pad taken from W's padding: equal when the pads are", "^tconv2d_"),
-    ("rewrite_conv_pass", "RewriteConvPass._add_bias", "const", "1 -> 0", "get_first_fake_tensor(node).shape[1]"):
-        ("the inserted zero bias sized by the batch: a bias of 1 broadcasts when the batch is 1", "_b0_"),
+    ("rewrite_conv_pass", "RewriteConvPass.call", "const", "0 -> 1", "-pad_list[0] + output_padding_list[0]"): (
+        "a transposed conv's H output pad taken from W's padding: equal when the pads are",
+        "^tconv2d_",
+    ),
+    ("rewrite_conv_pass", "RewriteConvPass._add_bias", "const", "1 -> 0", "get_first_fake_tensor(node).shape[1]"): (
+        "the inserted zero bias sized by the batch: a bias of 1 broadcasts when the batch is 1",
+        "_b0_",
+    ),
     # Survived all 619 cases of smoke before its slice past a pad (the full run of the pass's 320 mutants).
-    ("size_adjust_input_pass", "_get_slice_adjustment", "arith", "Sub -> Add", "return remainder - pad if"):
-        ("the input slice past a pad sized remainder + pad: the same when the pad is 0", "_s3x1_p1x1"),
-    ("size_adjust_input_pass", "conv_remainder", "const", "2 -> 1", "input_length + 2 * pad"):
-        ("a conv's remainder taken with one pad, not two: the same parity when the stride is 2", "_s3x1_p1x1"),
+    ("size_adjust_input_pass", "_get_slice_adjustment", "arith", "Sub -> Add", "return remainder - pad if"): (
+        "the input slice past a pad sized remainder + pad: the same when the pad is 0",
+        "_s3x1_p1x1",
+    ),
+    ("size_adjust_input_pass", "conv_remainder", "const", "2 -> 1", "input_length + 2 * pad"): (
+        "a conv's remainder taken with one pad, not two: the same parity when the stride is 2",
+        "_s3x1_p1x1",
+    ),
 }
 
 
 def _mutant(target: str, function: str, operator: str, description: str, text: str) -> str:
-    found = [m for m in mutants_of(target) if (m.function, m.operator, m.description) == (function, operator,
-                                                                                          description)
-             and any(line.startswith("-") and text in line for line in m.diff.splitlines())]
+    found = [
+        m
+        for m in mutants_of(target)
+        if (m.function, m.operator, m.description) == (function, operator, description)
+        and any(line.startswith("-") and text in line for line in m.diff.splitlines())
+    ]
     assert len(found) >= 1, (function, operator, description, text)
     return mutant_name(target, found[-1].index)
 

@@ -25,8 +25,11 @@ def checkout(tmp_path_factory) -> tuple[Path, dict[str, str]]:
     """A git checkout holding the installed Arm backend (two commits) and a version.txt."""
     repo = tmp_path_factory.mktemp("executorch")
     _git(repo, "init", "--quiet")
-    shutil.copytree(overlays.installed_package() / "backends" / "arm", repo / overlays.ARM,
-                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    shutil.copytree(
+        overlays.installed_package() / "backends" / "arm",
+        repo / overlays.ARM,
+        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+    )
     (repo / "version.txt").write_text("1.6.0a0\n")
     commits = {}
     for name in ("first", "second"):
@@ -46,7 +49,9 @@ def test_a_tree_overlay_records_its_commit_version_and_what_it_contains(checkout
     assert marker["ancestors"] == {commits["second"]: False, commits["first"]: True}
     backend = backend_of({"executorch": "1.5.1"}, marker)
     assert backend.version == "1.6.0a0" and backend.contains(commits["first"][:12]) is True
-    assert (o.path / "executorch" / "exir").is_symlink() and not (o.path / "executorch" / "backends" / "arm").is_symlink()
+    assert (o.path / "executorch" / "exir").is_symlink() and not (
+        o.path / "executorch" / "backends" / "arm"
+    ).is_symlink()
 
 
 def test_a_working_tree_is_copied_as_it_is_and_marked_dirty(checkout, tmp_path):
@@ -63,11 +68,14 @@ def test_a_working_tree_is_copied_as_it_is_and_marked_dirty(checkout, tmp_path):
     assert copied.read_text().endswith("# an uncommitted change\n")  # the run sees the tree as it was at its start
 
 
-@pytest.mark.parametrize("spec, message", [
-    ("/no/such/dir", "invalid --executorch=/no/such/dir: not a release (e.g. 1.4.1) and not a git checkout"),
-    ("{tmp}", "not a release (e.g. 1.4.1) and not a git checkout"),
-    ("{repo}@nope", "nope is not a commit of"),
-])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("/no/such/dir", "invalid --executorch=/no/such/dir: not a release (e.g. 1.4.1) and not a git checkout"),
+        ("{tmp}", "not a release (e.g. 1.4.1) and not a git checkout"),
+        ("{repo}@nope", "nope is not a commit of"),
+    ],
+)
 def test_a_bad_executorch_is_one_line(spec, message, checkout, tmp_path):
     repo, _ = checkout
     with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")) as e:
@@ -90,8 +98,21 @@ def test_an_overlay_cannot_replace_an_executorch_already_imported(monkeypatch):
 def test_a_case_runs_on_a_source_tree_and_its_result_says_which(checkout, tmp_path):
     repo, commits = checkout
     env = dict(os.environ, HARNESS_CACHE=str(tmp_path / "cache"))
-    done = subprocess.run([sys.executable, "-m", "harness", "run", "conv2d_ic4_oc8_i8x8_k3_p1_qa8w8", "--json",
-                           "--executorch", f"{repo}@{commits['second']}"], capture_output=True, text=True, env=env)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "harness",
+            "run",
+            "conv2d_ic4_oc8_i8x8_k3_p1_qa8w8",
+            "--json",
+            "--executorch",
+            f"{repo}@{commits['second']}",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["outcome"] == "pass"
@@ -113,8 +134,12 @@ def _needs_a_newer_core(repo: Path, tmp_path: Path) -> Path:
 def test_a_tree_that_needs_a_newer_core_stops_the_run_with_one_line(checkout, tmp_path):
     broken = _needs_a_newer_core(checkout[0], tmp_path)
     env = dict(os.environ, HARNESS_CACHE=str(tmp_path / "cache"))
-    done = subprocess.run([sys.executable, "-m", "harness", "run", "conv2d_ic4_oc8_i8x8_k3_p1_qfp32",
-                           "--executorch", str(broken)], capture_output=True, text=True, env=env)
+    done = subprocess.run(
+        [sys.executable, "-m", "harness", "run", "conv2d_ic4_oc8_i8x8_k3_p1_qfp32", "--executorch", str(broken)],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
     line = [x for x in done.stderr.splitlines() if x.startswith("error:")]
     assert len(line) == 1 and "cannot import what the harness needs of ExecuTorch" in line[0]
@@ -126,9 +151,29 @@ def test_a_sweep_on_a_tree_that_cannot_import_stops_with_one_line_and_records_no
     broken = _needs_a_newer_core(checkout[0], tmp_path)
     env = dict(os.environ, HARNESS_CACHE=str(tmp_path / "cache"))
     db = tmp_path / "h.sqlite"
-    done = subprocess.run([sys.executable, "-m", "harness", "sweep", "--filter", "qfp32_dsnormal_cxnone$", "-j", "1",
-                           "--executorch", str(broken), "--db", str(db), "--results", str(tmp_path / "r.jsonl"),
-                           "--no-progress"], capture_output=True, text=True, env=env, timeout=600)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "harness",
+            "sweep",
+            "--filter",
+            "qfp32_dsnormal_cxnone$",
+            "-j",
+            "1",
+            "--executorch",
+            str(broken),
+            "--db",
+            str(db),
+            "--results",
+            str(tmp_path / "r.jsonl"),
+            "--no-progress",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
     assert "a_name_only_a_newer_core_has" in [x for x in done.stderr.splitlines() if x.startswith("error:")][0]
     from harness.history.db import History
@@ -151,15 +196,27 @@ def test_a_source_tree_runs_on_its_own_core_over_the_installed_compiled_parts(tm
     o = overlays.resolve(f"{repo}@{head}", tmp_path / "cache")
     package = o.path / "executorch"
     marker = json.loads((package / overlays.MARKER).read_text())
-    assert marker["core"] == "tree" and "exir" in marker["from_tree"] and marker["compiled_from"] == overlays.installed_version()
+    assert (
+        marker["core"] == "tree"
+        and "exir" in marker["from_tree"]
+        and marker["compiled_from"] == overlays.installed_version()
+    )
     assert not (package / "exir").is_symlink() and (package / "version.py").read_text().startswith(
-        "__version__ = '1.7.0'")
+        "__version__ = '1.7.0'"
+    )
     compiled = [p for p in (package / "extension" / "pybindings").iterdir() if p.name.endswith(".so")]
     assert compiled and all(p.is_symlink() for p in compiled)
     assert overlays.origin_line(marker).startswith("its own Python core from the tree")
-    probe = subprocess.run([sys.executable, "-c", "import executorch.exir as e, executorch.version as v; "
-                            "print(e.HARNESS_OWN_CORE_PROBE, v.__version__)"], capture_output=True, text=True,
-                           env=dict(os.environ, PYTHONPATH=str(o.path)))
+    probe = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import executorch.exir as e, executorch.version as v; print(e.HARNESS_OWN_CORE_PROBE, v.__version__)",
+        ],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(o.path)),
+    )
     assert probe.stdout.strip() == "from the tree 1.7.0", probe.stderr[-1000:]
 
 

@@ -26,16 +26,26 @@ EXPECTED = {  # descriptor -> (outcome, the registry entry or rejection that exp
     "tconv2d_n1_ic8_oc4_g1_i8x8_k3x3_s2x2_p1x1_d1x1_op1x1_b1_pmzeros_qfp8e4m3_dsnormal_cxnone": ("pass", ""),
     "conv3d_n1_ic4_oc4_g1_i6x6x6_k3x3x3_s1x1x1_p1x1x1_d1x1x1_b1_pmzeros_qfp16_dsnormal_cxnone": ("pass", ""),
     "conv3d_n1_ic4_oc4_g1_i6x6x6_k3x3x3_s1x1x1_p1x1x1_d1x1x1_b1_pmzeros_qa8w4_dsnormal_cxnone": ("pass", ""),
-    "tconv2d_n1_ic8_oc4_g1_i8x8_k3x3_s2x2_p1x1_d1x1_op1x1_b1_pmzeros_qbf16_dsnormal_cxnone":
-        ("known_issue", "bf16-tconv-acc-type"),
-    "conv2d_n1_ic8_oc8_g1_i12x12_k3x3_s1x1_p1x1_d1x1_b1_pmzeros_qa16w8_dsnormal_cxadd":
-        ("known_issue", "a16w8-add-rescale-beyond-shift-range"),
-    "conv2d_n1_ic8_oc8_g1_i12x12_k3x3_s1x1_p1x1_d1x1_b1_pmzeros_qa8w8_dsnormal_cxcond":
-        ("known_issue", "int-cond-conv-weight-not-a-param"),
-    "conv2d_n2_ic4_oc8_g1_i16x17_k3x3_s2x2_p1x1_d1x1_b1_pmzeros_qfp32_dsnormal_cxnone_dyspatial":
-        ("known_issue", "dynamic-symbolic-shape-operands-unmaterialized"),
-    "conv1d_n2_ic4_oc8_g1_i17_k3_s1_p1_d1_b1_pmzeros_qfp32_dsnormal_cxnone_dyspatial-tosa10":
-        ("expected_rejection", "dynamic-needs-shape-extension-before-1.5.1"),
+    "tconv2d_n1_ic8_oc4_g1_i8x8_k3x3_s2x2_p1x1_d1x1_op1x1_b1_pmzeros_qbf16_dsnormal_cxnone": (
+        "known_issue",
+        "bf16-tconv-acc-type",
+    ),
+    "conv2d_n1_ic8_oc8_g1_i12x12_k3x3_s1x1_p1x1_d1x1_b1_pmzeros_qa16w8_dsnormal_cxadd": (
+        "known_issue",
+        "a16w8-add-rescale-beyond-shift-range",
+    ),
+    "conv2d_n1_ic8_oc8_g1_i12x12_k3x3_s1x1_p1x1_d1x1_b1_pmzeros_qa8w8_dsnormal_cxcond": (
+        "known_issue",
+        "int-cond-conv-weight-not-a-param",
+    ),
+    "conv2d_n2_ic4_oc8_g1_i16x17_k3x3_s2x2_p1x1_d1x1_b1_pmzeros_qfp32_dsnormal_cxnone_dyspatial": (
+        "known_issue",
+        "dynamic-symbolic-shape-operands-unmaterialized",
+    ),
+    "conv1d_n2_ic4_oc8_g1_i17_k3_s1_p1_d1_b1_pmzeros_qfp32_dsnormal_cxnone_dyspatial-tosa10": (
+        "expected_rejection",
+        "dynamic-needs-shape-extension-before-1.5.1",
+    ),
 }
 SIGNATURES = {  # what each failure must say (its actual outcome and message), not only that it failed
     "a16w8-add-rescale-beyond-shift-range": ("runner_error", "OpRescale failure: apply_scale_32"),
@@ -49,9 +59,28 @@ SIGNATURES = {  # what each failure must say (its actual outcome and message), n
 def test_a_fixed_set_on_executorch_1_4_1_gives_its_measured_outcomes(tmp_path):
     batch = tmp_path / "release-set.txt"
     batch.write_text("\n".join(EXPECTED) + "\n")
-    done = subprocess.run([sys.executable, "-m", "harness", "sweep", "--sweep", f"@{batch}", "--executorch", "1.4.1",
-                           "--results", str(tmp_path / "r.jsonl"), "--db", str(tmp_path / "h.sqlite"),
-                           "--no-progress", "-j", "2"], capture_output=True, text=True, timeout=1500)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "harness",
+            "sweep",
+            "--sweep",
+            f"@{batch}",
+            "--executorch",
+            "1.4.1",
+            "--results",
+            str(tmp_path / "r.jsonl"),
+            "--db",
+            str(tmp_path / "h.sqlite"),
+            "--no-progress",
+            "-j",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1500,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "harness: executorch 1.4.1 (release" in done.stderr
     assert done.stderr.count("speed-ups off: skip_retrace in the workers") == 1

@@ -9,12 +9,12 @@ import math
 import pytest
 import torch
 
-from harness.contexts.base import Context
-from harness.contexts.grammar import POOLS, compositions
-from harness.contexts.names import CONTEXTS
 from harness.build.data import make_tensors, scheme_dtype
 from harness.build.model import build_model
 from harness.config import ConfigError, parse_descriptor
+from harness.contexts.base import Context
+from harness.contexts.grammar import POOLS, compositions
+from harness.contexts.names import CONTEXTS
 from harness.judging.compare import FP_FORMATS
 from harness.judging.oracles import fp64_with_bound
 from harness.policy.schemes import DECIDING_RULES, INT_RULE, RULES, SCHEMES
@@ -31,7 +31,12 @@ def test_every_scheme_defines_every_fact(name):
     assert s.tosa_spec.startswith("TOSA-1.0+") and s.rule in RULES
     if s.quantized:
         assert s.rule == INT_RULE and s.dtype is None and s.conv_format is None
-        assert s.quantizer.kind in ("a8w8", "a16w8", "a8w4") and s.sqnr is not None and s.sqnr.db > 0 and s.sqnr.basis != "none"
+        assert (
+            s.quantizer.kind in ("a8w8", "a16w8", "a8w4")
+            and s.sqnr is not None
+            and s.sqnr.db > 0
+            and s.sqnr.basis != "none"
+        )
         assert "+INT" in s.tosa_spec
     else:
         assert isinstance(getattr(torch, s.dtype), torch.dtype) and s.conv_format in FP_FORMATS
@@ -52,6 +57,8 @@ def test_every_target_names_a_runner_and_its_schemes(name):
 
 
 _FACTS = {f.name: f.type for f in dataclasses.fields(Context)}
+
+
 # Every named context and about 70 compositions of the grammar (harness.contexts.grammar), spread over it.
 def _admitted(name: str) -> bool:
     try:
@@ -61,7 +68,7 @@ def _admitted(name: str) -> bool:
     return True
 
 
-_CONTEXTS = sorted(set(CONTEXTS) | {n for n in compositions()[::len(compositions()) // 80] if _admitted(n)})
+_CONTEXTS = sorted(set(CONTEXTS) | {n for n in compositions()[:: len(compositions()) // 80] if _admitted(n)})
 
 
 def _sample(name: str):

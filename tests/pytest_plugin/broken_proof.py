@@ -13,6 +13,7 @@ def _stand_in(config):
     def run(descriptor: str, canary: str):
         settings = RunSettings(config.getoption("harness_seed"), config.getoption("harness_target"), None, canary, "p")
         return run_case(parse_descriptor(descriptor), settings)
+
     return run
 
 

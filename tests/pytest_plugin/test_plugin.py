@@ -29,8 +29,24 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _pytest(tmp_path: Path, workers: str) -> tuple[list[str], list[dict]]:
     results = tmp_path / f"n{workers}" / "results.jsonl"
-    args = [sys.executable, "-m", "pytest", "tests/test_sweep.py", "-q", "-n", workers, "--harness-results", str(results),
-            "--harness-seed", "11", "-p", "no:randomly", "-rA", "--harness-db", str(tmp_path / "history.sqlite")]
+    args = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "tests/test_sweep.py",
+        "-q",
+        "-n",
+        workers,
+        "--harness-results",
+        str(results),
+        "--harness-seed",
+        "11",
+        "-p",
+        "no:randomly",
+        "-rA",
+        "--harness-db",
+        str(tmp_path / "history.sqlite"),
+    ]
     for c in CASES:
         args += ["--harness-case", c]
     proc = subprocess.run(args, cwd=ROOT, capture_output=True, text=True)
@@ -66,24 +82,55 @@ def test_serial_and_parallel_runs_agree(tmp_path):
 def test_bad_case_is_a_usage_error(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "tests/test_sweep.py", "--harness-case", "conv2d_ic8_oc7_g2_i8x8_k3", "-q"],
-        cwd=ROOT, capture_output=True, text=True,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
     )
     assert proc.returncode == 4
     assert "invalid groups=2: must divide out_channels=7" in proc.stderr
 
 
 def test_an_unwritable_results_path_is_a_usage_error(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "pytest", "tests/test_sweep.py", "-q", "--harness-results",
-                           "/proc/nope/r.jsonl", "--harness-no-history", "--harness-case", CASES[0]],
-                          cwd=ROOT, capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "tests/test_sweep.py",
+            "-q",
+            "--harness-results",
+            "/proc/nope/r.jsonl",
+            "--harness-no-history",
+            "--harness-case",
+            CASES[0],
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 4
     assert "invalid --harness-results /proc/nope/r.jsonl: cannot write there" in proc.stderr, proc.stderr[-2000:]
 
 
 def test_the_plugin_runs_on_another_release_and_its_workers_too(tmp_path):
     results = tmp_path / "results.jsonl"
-    args = [sys.executable, "-m", "pytest", "tests/test_sweep.py", "-q", "-n", "2", "--harness-results", str(results),
-            "--harness-executorch", "1.4.1", "-p", "no:randomly", "--harness-db", str(tmp_path / "history.sqlite")]
+    args = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "tests/test_sweep.py",
+        "-q",
+        "-n",
+        "2",
+        "--harness-results",
+        str(results),
+        "--harness-executorch",
+        "1.4.1",
+        "-p",
+        "no:randomly",
+        "--harness-db",
+        str(tmp_path / "history.sqlite"),
+    ]
     for c in CASES[:2]:
         args += ["--harness-case", c]
     proc = subprocess.run(args, cwd=ROOT, capture_output=True, text=True)
@@ -106,8 +153,20 @@ SAME = ("outcome", "reason", "rule", "actual_outcome", "stage", "metrics", "tosa
 
 def _plugin_run(cwd: Path, results: Path, *extra: str, cases=PACKABLE) -> tuple[subprocess.CompletedProcess, dict]:
     """The packaged sweep test run from `cwd`, with only the environment a user's shell has."""
-    args = [sys.executable, "-m", "pytest", "--pyargs", "harness.pytest_plugin.test_cases", "-q", "-p", "no:randomly",
-            "--harness-no-history", "--harness-results", str(results), *extra]
+    args = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "--pyargs",
+        "harness.pytest_plugin.test_cases",
+        "-q",
+        "-p",
+        "no:randomly",
+        "--harness-no-history",
+        "--harness-results",
+        str(results),
+        *extra,
+    ]
     for c in cases:
         args += ["--harness-case", c]
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTEST_ADDOPTS")}
@@ -123,8 +182,9 @@ def test_a_pack_runs_as_one_program_and_each_case_is_its_own_test_with_its_alone
     packed_proc, packed = _plugin_run(tmp_path, tmp_path / "packed" / "r.jsonl", "-n", "2", "-rA")
     alone_proc, alone = _plugin_run(tmp_path, tmp_path / "alone" / "r.jsonl", "-n", "2", "--harness-pack", "1")
     assert packed_proc.returncode == alone_proc.returncode == 0, packed_proc.stdout[-3000:] + alone_proc.stdout[-3000:]
-    passed = sorted(line.split("[", 1)[1].rstrip("]") for line in packed_proc.stdout.splitlines()
-                    if line.startswith("PASSED"))
+    passed = sorted(
+        line.split("[", 1)[1].rstrip("]") for line in packed_proc.stdout.splitlines() if line.startswith("PASSED")
+    )
     assert passed == sorted(descriptors), "each case is its own test, with its descriptor as its id"
     assert [r["packed"] for r in packed.values()] == [len(PACKABLE)] * len(PACKABLE), "one program for the four"
     assert all(r["packed"] == 0 for r in alone.values())
@@ -144,17 +204,26 @@ def test_a_case_selected_alone_runs_alone_and_a_failing_packed_case_is_rerun_alo
     proc, rows = _plugin_run(tmp_path, tmp_path / "canary" / "r.jsonl", "--harness-canary", "depthwise-weight-layout")
     # the summary line is "FAILED <nodeid>" plus " - <message>" when the terminal is wide enough: take the nodeid
     failed = [line.split()[1] for line in proc.stdout.splitlines() if line.startswith("FAILED ")]
-    assert proc.returncode == 1 and len(failed) == 1 and failed[0].endswith(f"::test_case[{depthwise}]"), \
-        proc.stdout[-3000:]  # (outside the rootdir pytest names the module by its path from the initial arg: '')
+    assert proc.returncode == 1 and len(failed) == 1 and failed[0].endswith(f"::test_case[{depthwise}]"), proc.stdout[
+        -3000:
+    ]  # (outside the rootdir pytest names the module by its path from the initial arg: '')
     assert rows[depthwise]["outcome"] == "mismatch" and rows[depthwise]["packed"] == 0, "re-run alone, then reported"
     assert all(r["packed"] == len(PACKABLE) and r["outcome"] == "pass" for d, r in rows.items() if d != depthwise)
 
-    proc, rows = _plugin_run(tmp_path, tmp_path / "lf" / "r.jsonl", "--harness-canary", "depthwise-weight-layout",
-                             "--lf")  # the cache is the one the run before left in tmp_path: pytest's own
+    proc, rows = _plugin_run(
+        tmp_path, tmp_path / "lf" / "r.jsonl", "--harness-canary", "depthwise-weight-layout", "--lf"
+    )  # the cache is the one the run before left in tmp_path: pytest's own
     assert proc.returncode == 1 and list(rows) == [depthwise] and rows[depthwise]["packed"] == 0, proc.stdout[-3000:]
 
-    proc, rows = _plugin_run(tmp_path, tmp_path / "x" / "r.jsonl", "--harness-canary", "depthwise-weight-layout",
-                             "-x", "-p", "no:cacheprovider")
+    proc, rows = _plugin_run(
+        tmp_path,
+        tmp_path / "x" / "r.jsonl",
+        "--harness-canary",
+        "depthwise-weight-layout",
+        "-x",
+        "-p",
+        "no:cacheprovider",
+    )
     assert proc.returncode == 1 and "stopping after 1 failures" in proc.stdout and "1 failed" in proc.stdout
     assert rows[depthwise]["outcome"] == "mismatch", "-x stopped after the first case ..."
     assert len(rows) == len(PACKABLE), "... and what its pack ran with it is kept on disk, not lost"
@@ -165,16 +234,43 @@ def test_the_plugin_runs_from_outside_the_repository_through_its_entry_point(tmp
     proc, rows = _plugin_run(tmp_path, tmp_path / "r.jsonl", cases=PACKABLE[1:3])
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert [r["outcome"] for r in rows.values()] == ["pass", "pass"]
-    off = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:conv-harness", "--pyargs",
-                          "harness.pytest_plugin.test_cases", "--harness-case", PACKABLE[1]],
-                         cwd=tmp_path, capture_output=True, text=True)
+    off = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:conv-harness",
+            "--pyargs",
+            "harness.pytest_plugin.test_cases",
+            "--harness-case",
+            PACKABLE[1],
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
     assert off.returncode == 4 and "unrecognized arguments: --harness-case" in off.stderr, off.stderr[-2000:]
 
 
 def _proof_run(tmp_path: Path, seed: int, *extra: str) -> subprocess.CompletedProcess:
-    args = [sys.executable, "-m", "pytest", "tests/test_sweep.py", "-q", "-p", "tests.pytest_plugin.broken_proof",
-            "--harness-seed", str(seed), "--harness-results", str(tmp_path / "r.jsonl"), "--harness-no-history",
-            "--harness-case", CASES[2], *extra]
+    args = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "tests/test_sweep.py",
+        "-q",
+        "-p",
+        "tests.pytest_plugin.broken_proof",
+        "--harness-seed",
+        str(seed),
+        "--harness-results",
+        str(tmp_path / "r.jsonl"),
+        "--harness-no-history",
+        "--harness-case",
+        CASES[2],
+        *extra,
+    ]
     return subprocess.run(args, cwd=ROOT, capture_output=True, text=True)
 
 
@@ -201,9 +297,20 @@ def test_a_session_in_which_every_case_was_skipped_is_not_green(tmp_path):
     fvp = get_runner("fvp").available("ethos-u55")
     if fvp.ok:
         pytest.skip("an FVP is installed here: its cases run")
-    args = [sys.executable, "-m", "pytest", "tests/test_sweep.py", "-q", "--harness-target", "ethos-u55-128-fvp",
-            "--harness-results", str(tmp_path / "r.jsonl"), "--harness-no-history",
-            "--harness-case", "conv2d_ic8_oc8_i12x12_k3_s1_p1_qa8w8"]
+    args = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "tests/test_sweep.py",
+        "-q",
+        "--harness-target",
+        "ethos-u55-128-fvp",
+        "--harness-results",
+        str(tmp_path / "r.jsonl"),
+        "--harness-no-history",
+        "--harness-case",
+        "conv2d_ic8_oc8_i12x12_k3_s1_p1_qa8w8",
+    ]
     proc = subprocess.run(args, cwd=ROOT, capture_output=True, text=True)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 3, out[-3000:]

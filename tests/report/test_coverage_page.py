@@ -6,9 +6,9 @@ import re
 import subprocess
 import sys
 
+from harness.cases.crossed import universe
 from harness.config import parse_descriptor
 from harness.report.coverage_page import render
-from harness.cases.crossed import universe
 
 
 def _cells(html: str) -> list[tuple[str, int, int]]:
@@ -16,7 +16,10 @@ def _cells(html: str) -> list[tuple[str, int, int]]:
 
 
 def test_each_cell_counts_the_pads_and_remainders_covered_of_those_asked_for():
-    configs = [parse_descriptor("conv1d_ic4_oc4_i8_k2_p0_b0_qfp32"), parse_descriptor("conv1d_ic4_oc4_i8_k2_p1_b0_qa8w8")]
+    configs = [
+        parse_descriptor("conv1d_ic4_oc4_i8_k2_p0_b0_qfp32"),
+        parse_descriptor("conv1d_ic4_oc4_i8_k2_p1_b0_qa8w8"),
+    ]
     html = render(configs, "two conv1d cases")
     cells = _cells(html)
     assert sum(e for _, _, e in cells) == sum(len(t) for t in universe().values()), "every triple has its cell"
@@ -28,9 +31,27 @@ def test_each_cell_counts_the_pads_and_remainders_covered_of_those_asked_for():
 
 def test_the_cli_writes_the_page_with_classes_and_refuses_it_without(tmp_path):
     out = tmp_path / "crossing.html"
-    proc = subprocess.run([sys.executable, "-m", "harness", "list", "--sweep", "smoke", "--filter", "^conv3d",
-                           "--classes", "--html", str(out)], capture_output=True, text=True)
-    assert proc.returncode == 0 and f"crossing: {out}" in proc.stdout and "<h2 id=\"conv3d-all\">" in out.read_text()
-    proc = subprocess.run([sys.executable, "-m", "harness", "list", "--sweep", "smoke", "--html", str(out)],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "harness",
+            "list",
+            "--sweep",
+            "smoke",
+            "--filter",
+            "^conv3d",
+            "--classes",
+            "--html",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0 and f"crossing: {out}" in proc.stdout and '<h2 id="conv3d-all">' in out.read_text()
+    proc = subprocess.run(
+        [sys.executable, "-m", "harness", "list", "--sweep", "smoke", "--html", str(out)],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 2 and proc.stderr.strip().endswith("it writes the crossing, so it needs --classes")

@@ -5,17 +5,17 @@ from __future__ import annotations
 import re
 import time
 
-from tests.browser import chromium, headless
-
 from harness.history.db import COMPLETE, History, RunInfo
 from harness.report.html import write_report
 from harness.report.releases import page
 from harness.results.case_result import CaseResult, Outcome
+from tests.browser import chromium, headless
 from tests.factories import case_result
 
 
-def _run(history: History, run_id: str, executorch: str, results: list[CaseResult], started: float,
-         tree: str = "") -> RunInfo:
+def _run(
+    history: History, run_id: str, executorch: str, results: list[CaseResult], started: float, tree: str = ""
+) -> RunInfo:
     versions = {"torch": "2.13.0", "executorch": executorch, **({"executorch-tree": tree} if tree else {})}
     run = RunInfo(run_id, "smoke", 0, "tosa", started=started, ended=started + 1, status=COMPLETE, versions=versions)
     history.ensure_run(run)
@@ -31,28 +31,64 @@ NAMES = {n: f"conv2d_ic4_oc{k}_i8x8_k3_p1_qa8w8" for k, n in enumerate(("fixed",
 
 def _r(d: str, actual: str, digest: str = "", issue: str = "", **metrics) -> CaseResult:
     outcome = Outcome.KNOWN_ISSUE if issue else Outcome(actual)
-    return case_result(NAMES[d], outcome, actual_outcome=actual, issue=issue, output_sha256=digest, metrics=metrics,
-                       stage="lower" if actual == "lowering_error" else "", error_type="AttributeError"
-                       if actual == "lowering_error" else "", reason="lower: AttributeError: x" if actual != "pass" else "")
+    return case_result(
+        NAMES[d],
+        outcome,
+        actual_outcome=actual,
+        issue=issue,
+        output_sha256=digest,
+        metrics=metrics,
+        stage="lower" if actual == "lowering_error" else "",
+        error_type="AttributeError" if actual == "lowering_error" else "",
+        reason="lower: AttributeError: x" if actual != "pass" else "",
+    )
 
 
 def test_each_step_names_what_it_fixed_broke_and_changed(tmp_path):
     t = time.time() - 100
     with History(tmp_path / "h.sqlite") as h:
-        _run(h, "old", "1.4.1", [_r("fixed", "lowering_error"), _r("broke", "pass", "d1"), _r("same", "pass", "d2"),
-                                 _r("numbers", "pass", "d3", max_lsb=0)], t)
-        _run(h, "tree", "1.5.1", [_r("fixed", "pass"), _r("broke", "pass"), _r("same", "pass"), _r("numbers", "pass")],
-             t + 5, tree="/src/executorch@0123456789ab")
-        new = _run(h, "new", "1.5.1", [_r("fixed", "pass", "d0"), _r("broke", "mismatch", issue="some-entry", max_lsb=9),
-                                       _r("same", "pass", "d2"), _r("numbers", "pass", "d4", max_lsb=1)], t + 10)
+        _run(
+            h,
+            "old",
+            "1.4.1",
+            [
+                _r("fixed", "lowering_error"),
+                _r("broke", "pass", "d1"),
+                _r("same", "pass", "d2"),
+                _r("numbers", "pass", "d3", max_lsb=0),
+            ],
+            t,
+        )
+        _run(
+            h,
+            "tree",
+            "1.5.1",
+            [_r("fixed", "pass"), _r("broke", "pass"), _r("same", "pass"), _r("numbers", "pass")],
+            t + 5,
+            tree="/src/executorch@0123456789ab",
+        )
+        new = _run(
+            h,
+            "new",
+            "1.5.1",
+            [
+                _r("fixed", "pass", "d0"),
+                _r("broke", "mismatch", issue="some-entry", max_lsb=9),
+                _r("same", "pass", "d2"),
+                _r("numbers", "pass", "d4", max_lsb=1),
+            ],
+            t + 10,
+        )
         p = page(h, new)
         assert [c["label"] for c in p["columns"]] == ["1.4.1", "1.5.1", "/src/executorch@0123456789ab"]
         first = p["steps"][0]
         back = {v: k for k, v in NAMES.items()}
         kinds = {back[c.descriptor]: (c.kind, c.before, c.after, c.explained) for c in first.changes}
-        assert kinds == {"fixed": ("fixed", "lowering_error/lower/AttributeError", "pass", ""),
-                         "broke": ("broke", "pass", "mismatch", "some-entry"),
-                         "numbers": ("other numbers", "0 LSB", "1 LSB", "")}
+        assert kinds == {
+            "fixed": ("fixed", "lowering_error/lower/AttributeError", "pass", ""),
+            "broke": ("broke", "pass", "mismatch", "some-entry"),
+            "numbers": ("other numbers", "0 LSB", "1 LSB", ""),
+        }
         assert sorted(back[r["descriptor"]] for r in p["rows"]) == ["broke", "fixed", "numbers"]
         broke = next(r for r in p["rows"] if r["descriptor"] == NAMES["broke"])
         assert broke["cells"] == ["pass", "mismatch (some-entry) 9 LSB", "pass"]  # the tree comes after the releases
@@ -63,7 +99,7 @@ def test_each_step_names_what_it_fixed_broke_and_changed(tmp_path):
     browser = chromium()  # as a reader sees it
     dom = headless(browser, tmp_path / "profile", "--dump-dom", (tmp_path / "out" / "releases.html").as_uri()).stdout
     assert len(re.findall(r'<tr class="release">', dom)) == 3 and len(re.findall(r'<tr class="differs">', dom)) == 3
-    assert "1.4.1</span> → <span class=\"mono\">1.5.1</span>:\n    1 fixed, 1 broke, 0 failing another way," in dom
+    assert '1.4.1</span> → <span class="mono">1.5.1</span>:\n    1 fixed, 1 broke, 0 failing another way,' in dom
     assert "mismatch (some-entry) 9 LSB" in dom
 
 

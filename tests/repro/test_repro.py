@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.repro.script import check_reproducible, write_repro
 from harness.config import ConfigError, parse_descriptor
+from harness.repro.script import check_reproducible, write_repro
 
 WRAPPER = """
 import runpy, sys
@@ -44,11 +44,25 @@ CASES = [  # (descriptor, target, a canary that breaks it)
 def test_the_script_passes_clean_and_fails_on_a_canary(tmp_path, descriptor, target, canary):
     script, program, data = write_repro(parse_descriptor(descriptor), tmp_path / "bug" / "case.py", 0, target)
     assert program.exists() and data.exists() and script.parent == program.parent == data.parent
-    imported = {n.names[0].name.split(".")[0] for n in ast.walk(ast.parse(script.read_text()))
-                if isinstance(n, ast.Import)} | {n.module.split(".")[0] for n in ast.walk(ast.parse(script.read_text()))
-                                                  if isinstance(n, ast.ImportFrom) and n.module}
-    assert imported <= {"__future__", "sys", "tempfile", "pathlib", "numpy", "torch", "executorch", "torchao",
-                        "tosa", "tosa_reference_model"}, imported
+    imported = {
+        n.names[0].name.split(".")[0] for n in ast.walk(ast.parse(script.read_text())) if isinstance(n, ast.Import)
+    } | {
+        n.module.split(".")[0]
+        for n in ast.walk(ast.parse(script.read_text()))
+        if isinstance(n, ast.ImportFrom) and n.module
+    }
+    assert imported <= {
+        "__future__",
+        "sys",
+        "tempfile",
+        "pathlib",
+        "numpy",
+        "torch",
+        "executorch",
+        "torchao",
+        "tosa",
+        "tosa_reference_model",
+    }, imported
     clean = _run(script)
     assert clean.returncode == 0 and "PASS" in clean.stdout, clean.stdout + clean.stderr[-2000:]
     broken = _run(script, canary)

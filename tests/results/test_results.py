@@ -77,23 +77,34 @@ def test_results_lines_follow_the_schema_and_undeclared_metrics_do_not():
     from harness.results.schema import results_schema
 
     validator = jsonschema.Draft202012Validator(results_schema())
-    r = CaseResult("conv2d_n1_ic4_oc8_g1_i8x8_k3x3_s1x1_p1x1_d1x1_b1_pmzeros_qa8w8_dsnormal_cxnone", 0, Outcome.KNOWN_ISSUE,
-                   reason="left on CPU: aten.hardtanh", actual_outcome="not_delegated", issue="int-relu6-not-delegated",
-                   rule="", metrics={"max_lsb": 0, "sqnr_db": None})
+    r = CaseResult(
+        "conv2d_n1_ic4_oc8_g1_i8x8_k3x3_s1x1_p1x1_d1x1_b1_pmzeros_qa8w8_dsnormal_cxnone",
+        0,
+        Outcome.KNOWN_ISSUE,
+        reason="left on CPU: aten.hardtanh",
+        actual_outcome="not_delegated",
+        issue="int-relu6-not-delegated",
+        rule="",
+        metrics={"max_lsb": 0, "sqnr_db": None},
+    )
     validator.validate(json.loads(r.to_json()))
     r.metrics["made_up"] = 1
     assert not validator.is_valid(json.loads(r.to_json()))
 
 
-V1_KNOWN = ('{"descriptor": "conv2d_n1_ic4_oc8_g1_i12x12_k4x4_s1x1_psame_d1x1_b1_pmzeros_qa8w8_dsnormal_cxnone", '
-            '"seed": 0, "outcome": "known_issue", "reason": "int-same-asymmetric-pad: padding=same pads '
-            'asymmetrically (ExecuTorch 1.5.1). [left on CPU: aten.convolution.default]", "runner": "tosa-ref", '
-            '"metrics": {"actual_outcome": "not_delegated", "qparams": {}}, "tosa_ops": [], "conv_ops": [], '
-            '"timings_s": {"total": 1.0}, "versions": {"executorch": "1.5.1"}, "artifacts": null, "stale": "", '
-            '"canary": ""}')
-V1_REJECTED = ('{"descriptor": "tconv2d_n1_ic4_oc4_g1_i6x6_k3x3_s1x1_p0x0_d2x2_op0x0_b1_pmzeros_qfp32_dsnormal_cxnone", '
-               '"seed": 0, "outcome": "expected_rejection", "reason": "tconv-dilation: Transpose convolutions with '
-               'dilation are not supported. (left on CPU: aten.convolution.default)", "runner": "tosa-ref"}')
+V1_KNOWN = (
+    '{"descriptor": "conv2d_n1_ic4_oc8_g1_i12x12_k4x4_s1x1_psame_d1x1_b1_pmzeros_qa8w8_dsnormal_cxnone", '
+    '"seed": 0, "outcome": "known_issue", "reason": "int-same-asymmetric-pad: padding=same pads '
+    'asymmetrically (ExecuTorch 1.5.1). [left on CPU: aten.convolution.default]", "runner": "tosa-ref", '
+    '"metrics": {"actual_outcome": "not_delegated", "qparams": {}}, "tosa_ops": [], "conv_ops": [], '
+    '"timings_s": {"total": 1.0}, "versions": {"executorch": "1.5.1"}, "artifacts": null, "stale": "", '
+    '"canary": ""}'
+)
+V1_REJECTED = (
+    '{"descriptor": "tconv2d_n1_ic4_oc4_g1_i6x6_k3x3_s1x1_p0x0_d2x2_op0x0_b1_pmzeros_qfp32_dsnormal_cxnone", '
+    '"seed": 0, "outcome": "expected_rejection", "reason": "tconv-dilation: Transpose convolutions with '
+    'dilation are not supported. (left on CPU: aten.convolution.default)", "runner": "tosa-ref"}'
+)
 
 
 def test_a_version_1_file_reads_as_version_2(tmp_path):
@@ -101,10 +112,16 @@ def test_a_version_1_file_reads_as_version_2(tmp_path):
     path.write_text(V1_KNOWN + "\n" + V1_REJECTED + "\n")
     known, rejected = read_results(path)
     assert (known.issue, known.actual_outcome, known.reason) == (
-        "int-same-asymmetric-pad", "not_delegated", "left on CPU: aten.convolution.default")
+        "int-same-asymmetric-pad",
+        "not_delegated",
+        "left on CPU: aten.convolution.default",
+    )
     assert "actual_outcome" not in known.metrics and known.target == "tosa" and known.schema_version == 2
     assert (rejected.rejection, rejected.actual_outcome, rejected.reason) == (
-        "tconv-dilation", "not_delegated", "left on CPU: aten.convolution.default")
+        "tconv-dilation",
+        "not_delegated",
+        "left on CPU: aten.convolution.default",
+    )
 
 
 def test_an_unknown_schema_version_is_one_line_naming_it(tmp_path):

@@ -99,8 +99,9 @@ def test_an_error_raised_while_an_executorch_module_imports_is_one_line_and_name
             return e
         raise AssertionError("nothing raised")
 
-    found = backend_load_error(raised("raise AttributeError(\"no overload name 'Dimname'\")",
-                                      "/o/executorch/exir/dialects.py"))
+    found = backend_load_error(
+        raised("raise AttributeError(\"no overload name 'Dimname'\")", "/o/executorch/exir/dialects.py")
+    )
     assert found is not None and "no overload name 'Dimname'" in str(found)
     assert "does not import beside torch" in str(found)
     assert backend_load_error(raised("def f():\n    raise AttributeError('x')\nf()", "/o/harness/x.py")) is None
@@ -109,20 +110,24 @@ def test_an_error_raised_while_an_executorch_module_imports_is_one_line_and_name
 def test_an_errors_frames_name_the_files_functions_and_passes_of_torch_and_executorch_it_went_through():
     from harness.blame import backend_frames
 
-    code = ("class ArmPass:\n"
-            "    def __call__(self):\n"
-            "        return self.call()\n"
-            "class RewriteConvPass(ArmPass):\n"
-            "    def call(self):\n"
-            "        raise IndexError('tuple index out of range')\n")
+    code = (
+        "class ArmPass:\n"
+        "    def __call__(self):\n"
+        "        return self.call()\n"
+        "class RewriteConvPass(ArmPass):\n"
+        "    def call(self):\n"
+        "        raise IndexError('tuple index out of range')\n"
+    )
     namespace: dict = {}
     exec(compile(code, "/site-packages/executorch/backends/arm/_passes/arm_pass.py", "exec"), namespace)
     try:
         namespace["RewriteConvPass"]()()
     except IndexError as e:
         frames = backend_frames(e)
-    assert frames == ("executorch/backends/arm/_passes/arm_pass.py:RewriteConvPass.call",
-                      "executorch/backends/arm/_passes/arm_pass.py:ArmPass.__call__[RewriteConvPass]")
+    assert frames == (
+        "executorch/backends/arm/_passes/arm_pass.py:RewriteConvPass.call",
+        "executorch/backends/arm/_passes/arm_pass.py:ArmPass.__call__[RewriteConvPass]",
+    )
 
 
 def test_a_module_torch_refuses_in_eager_is_the_harnesss_mistake_not_the_backends():
@@ -165,7 +170,10 @@ def test_a_failure_the_plain_flow_does_not_see_is_the_speedups_not_the_backends(
     monkeypatch.setattr(execute, "_observe", lambda *a: right if state.suspended_now() else wrong)
     r = execute.run_configured(c, RunSettings(0))
     assert r.outcome is Outcome.HARNESS_ERROR and r.error_type == "SpeedupChangedResult"
-    assert "speed-ups (skip_retrace) changed this case: with them mismatch (max_err 9 > 4); in the plain flow pass" in r.reason
+    assert (
+        "speed-ups (skip_retrace) changed this case: with them mismatch (max_err 9 > 4); in the plain flow pass"
+        in r.reason
+    )
 
     monkeypatch.setattr(execute, "_observe", lambda *a: wrong)  # the plain flow sees it too: the backend's
     r = execute.run_configured(c, RunSettings(0))

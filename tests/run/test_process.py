@@ -23,8 +23,11 @@ CASES = [
     "conv2d_n1_ic8_oc8_g1_i12x12_k3x3_s1x1_p1x1_d1x1_b1_pmzeros_qa8w8_dsnormal_cxcond",
     "conv2d_n2_ic4_oc8_g1_i16x17_k3x3_s2x2_p1x1_d1x1_b1_pmzeros_qa8w8_dsnormal_cxnone_dyspatial",
 ]
-PACKED = ["conv2d_ic8_oc16_i16x16_k3_s2_p1_qa8w8", "conv2d_ic4_oc8_g4_i12x12_k3_p1_qa8w8",
-          "conv1d_ic4_oc4_i12_k3_p2_pmreflect_qa8w8"]
+PACKED = [
+    "conv2d_ic8_oc16_i16x16_k3_s2_p1_qa8w8",
+    "conv2d_ic4_oc8_g4_i12x12_k3_p1_qa8w8",
+    "conv1d_ic4_oc4_i12_k3_p2_pmreflect_qa8w8",
+]
 
 SCRIPT = """
 import hashlib, sys
@@ -52,7 +55,13 @@ print("skipped", skip_retrace.SKIPPED[0])
 
 def _lowered(no_speedups: bool) -> list[str]:
     env = dict(os.environ, HARNESS_NO_SPEEDUPS="1" if no_speedups else "0")
-    out = subprocess.run([sys.executable, "-c", f"PACKED = {PACKED!r}" + SCRIPT, *CASES], env=env, capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", f"PACKED = {PACKED!r}" + SCRIPT, *CASES],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return out.stdout.splitlines()
 
 
@@ -102,9 +111,15 @@ print(alive)
 @pytest.mark.lowering
 def test_a_dynamic_case_leaves_no_shape_env_behind():
     """Its symbolic sizes tie its ShapeEnv and fake mode in a cycle the collector cannot see; released after it."""
-    cases = [f"conv2d_n2_ic4_oc8_g1_i16x17_k3x3_s2x2_p{p}_d1x1_b1_pmzeros_q{q}_dsnormal_cxnone_dy{dy}"
-             for p, q, dy in (("1x1", "fp32", "spatial"), ("0x0", "fp16", "all"), ("0x0", "a8w8", "spatial"),
-                              ("0x0", "fp32", "spatial-wide"))]
+    cases = [
+        f"conv2d_n2_ic4_oc8_g1_i16x17_k3x3_s2x2_p{p}_d1x1_b1_pmzeros_q{q}_dsnormal_cxnone_dy{dy}"
+        for p, q, dy in (
+            ("1x1", "fp32", "spatial"),
+            ("0x0", "fp16", "all"),
+            ("0x0", "a8w8", "spatial"),
+            ("0x0", "fp32", "spatial-wide"),
+        )
+    ]
     out = subprocess.run([sys.executable, "-c", LEAK_SCRIPT, *cases], capture_output=True, text=True, check=True)
     alive = ast.literal_eval(out.stdout.strip().splitlines()[-1])
     assert alive[-1] <= alive[0], alive  # without the release (HARNESS_NO_SPEEDUPS=1): (1, 1), (2, 2), (4, 4), (5, 5)

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from harness.config import parse_descriptor
-from harness.results.case_result import Outcome
 from harness.expectations.classify import Observation, classify
+from harness.results.case_result import Outcome
 
 TCONV_DILATED = parse_descriptor("tconv2d_ic4_oc4_i6x6_k3_d2_qa8w8")
 DYNAMIC_PAD = parse_descriptor("conv2d_n2_ic4_oc8_i16x17_k3_s2_p1_dyspatial_qa8w8")
@@ -17,10 +17,17 @@ RELU6 = parse_descriptor("conv2d_ic8_oc8_i12x12_k3_p1_qa8w8_cxrelu6")
 
 def test_a_documented_refusal_is_an_expected_rejection():
     said = "convolution: Transpose convolutions with dilation are not supported."
-    left = classify(TCONV_DILATED, Observation(Outcome.NOT_DELEGATED, f"left on CPU: aten.convolution.default; the "
-                                                                      f"partitioner: {said}", error=said))
+    left = classify(
+        TCONV_DILATED,
+        Observation(
+            Outcome.NOT_DELEGATED, f"left on CPU: aten.convolution.default; the partitioner: {said}", error=said
+        ),
+    )
     assert (left.outcome, left.rejection, left.actual_outcome) == (
-        Outcome.EXPECTED_REJECTION, "tconv-dilation", "not_delegated")
+        Outcome.EXPECTED_REJECTION,
+        "tconv-dilation",
+        "not_delegated",
+    )
     silent = classify(TCONV_DILATED, Observation(Outcome.NOT_DELEGATED, "left on CPU: aten.convolution.default"))
     assert silent.outcome is Outcome.NOT_DELEGATED  # left on the CPU without the rule's reason: not that rejection
     error = "lower: ValueError: Transpose convolutions with dilation are not supported."
@@ -29,10 +36,14 @@ def test_a_documented_refusal_is_an_expected_rejection():
 
 
 def test_an_unclean_refusal_stays_a_failure():
-    crash = classify(TCONV_DILATED, Observation(Outcome.LOWERING_ERROR, "lower: KeyError: 'x'", stage="lower",
-                                                error="lower: KeyError: 'x'"))
+    crash = classify(
+        TCONV_DILATED,
+        Observation(Outcome.LOWERING_ERROR, "lower: KeyError: 'x'", stage="lower", error="lower: KeyError: 'x'"),
+    )
     assert crash.outcome is Outcome.LOWERING_ERROR and not crash.rejection
-    runner = classify(TCONV_DILATED, Observation(Outcome.RUNNER_ERROR, "not supported", stage="run", error="not supported"))
+    runner = classify(
+        TCONV_DILATED, Observation(Outcome.RUNNER_ERROR, "not supported", stage="run", error="not supported")
+    )
     assert runner.outcome is Outcome.RUNNER_ERROR
 
 
@@ -45,8 +56,13 @@ def test_the_registry_explains_only_its_signature():
     border = {"max_lsb": 2, "n_over": 3, "n_total": 1000, "sqnr_db": 30.0, "where": {"border": 12, "interior": 0}}
     known = classify(DYNAMIC_PAD, Observation(Outcome.MISMATCH, "vs integer-exact: ...", "int-exact", border))
     assert (known.outcome, known.issue, known.actual_outcome) == (
-        Outcome.KNOWN_ISSUE, "int-dynamic-pad-zero-point", "mismatch")
-    inside = classify(DYNAMIC_PAD, Observation(Outcome.MISMATCH, "", "int-exact", {**border, "where": {"border": 1, "interior": 1}}))
+        Outcome.KNOWN_ISSUE,
+        "int-dynamic-pad-zero-point",
+        "mismatch",
+    )
+    inside = classify(
+        DYNAMIC_PAD, Observation(Outcome.MISMATCH, "", "int-exact", {**border, "where": {"border": 1, "interior": 1}})
+    )
     assert inside.outcome is Outcome.MISMATCH and not inside.issue
 
 
@@ -81,7 +97,10 @@ def test_root_cause_unwraps_the_pass_managers_wrapper():
             raise Exception("An error occurred when running the '_ExportedProgramGraphPassAdapter' pass") from inner
     except Exception as wrapped:
         assert str(root_cause(wrapped)).startswith("Pad mode 'reflect'")
-        assert str(StageError("lower", wrapped)) == "lower: ValueError: Pad mode 'reflect' does not support symbolic shape yet."
+        assert (
+            str(StageError("lower", wrapped))
+            == "lower: ValueError: Pad mode 'reflect' does not support symbolic shape yet."
+        )
     lone = RuntimeError("no chain")
     assert root_cause(lone) is lone
 
@@ -100,6 +119,9 @@ def test_the_stages_composed_are_run_case():
     output = stages.run(p, artifact, 0, get_runner("tosa-ref"))
     verdict, _ = stages.judge(p, artifact, 0, output)
     result = run_case(c, 5)
-    assert (verdict.outcome, verdict.rule, verdict.metrics) == (result.outcome, result.rule,
-                                                                {k: v for k, v in result.metrics.items() if k != "qparams"})
+    assert (verdict.outcome, verdict.rule, verdict.metrics) == (
+        result.outcome,
+        result.rule,
+        {k: v for k, v in result.metrics.items() if k != "qparams"},
+    )
     assert list(artifact.tosa_ops) == result.tosa_ops and artifact.target == result.target == "tosa"

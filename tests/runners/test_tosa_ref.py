@@ -33,8 +33,12 @@ def test_a_refused_graph_never_runs_the_exit_handlers_of_the_process_that_ran_it
     from tests.canary_cases import FIRST_CATCHING_SMOKE_CASE
 
     mark = tmp_path / "exit-handlers"
-    done = subprocess.run([sys.executable, "-c", SCRIPT, str(mark), FIRST_CATCHING_SMOKE_CASE["pad-off-by-one"]],
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(mark), FIRST_CATCHING_SMOKE_CASE["pad-off-by-one"]],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     outcome, reason = done.stdout.strip().splitlines()[-1].split(" | ", 1)
     # a negative pad: the model refuses the graph (its backtrace child runs) and says why in its own words
@@ -69,7 +73,6 @@ def _alive(pid: int) -> bool:
 def test_a_hung_model_is_killed_with_its_children_at_the_time_limit(tmp_path, monkeypatch):
     """Nothing the model started may outlive the run: a surviving child holds the worker's pipes open, and pytest-xdist
     then waits for ever on a worker already gone (how the CI run that this guards against never ended)."""
-    import os
     import time
 
     import numpy as np
@@ -83,7 +86,10 @@ def test_a_hung_model_is_killed_with_its_children_at_the_time_limit(tmp_path, mo
     start = time.monotonic()
     outputs, status, error = _run_isolated(b"", [np.zeros(1)], time_limit=2.0)
     assert 2.0 <= time.monotonic() - start < 10.0
-    assert (outputs, status) == ([], "") and error == "did not finish within 2 s (killed, with the processes it started)"
+    assert (outputs, status) == (
+        [],
+        "",
+    ) and error == "did not finish within 2 s (killed, with the processes it started)"
     for pid in map(int, pids.read_text().split()):  # SIGKILL is sent; its delivery takes a moment
         for _ in range(50):
             if not _alive(pid):

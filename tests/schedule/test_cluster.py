@@ -22,15 +22,17 @@ SMALL = "^conv2d_n[12]_ic(3|8)_oc(8|16)_g1_i1[67]x1[56]_.*_q(fp32|a8w8)_dsnormal
 
 
 def _sweep(tmp_path, name: str, **kw):
-    return run_sweep(SweepRequest("smoke", filter=SMALL, jobs=2, results=tmp_path / name / "r.jsonl",
-                                  db=tmp_path / "h.sqlite", **kw))
+    return run_sweep(
+        SweepRequest("smoke", filter=SMALL, jobs=2, results=tmp_path / name / "r.jsonl", db=tmp_path / "h.sqlite", **kw)
+    )
 
 
 @pytest.mark.processes
 def test_a_crash_and_a_hang_on_the_cluster_cost_only_their_cases(tmp_path):
     crashed = _sweep(tmp_path, "crash", cluster="local", case_fn=FunctionRef("tests.crashing_case", "run_case"))
-    hung = _sweep(tmp_path, "hang", cluster="local", case_fn=FunctionRef("tests.hanging_case", "run_case"),
-                  time_limit=5.0)
+    hung = _sweep(
+        tmp_path, "hang", cluster="local", case_fn=FunctionRef("tests.hanging_case", "run_case"), time_limit=5.0
+    )
     for done, what in ((crashed, "the cluster lost this case"), (hung, "timeout: no result after 5 s")):
         assert done.complete and len(done.results) == done.run.expected == 8
         bad = [r for r in done.results if r.outcome is not Outcome.PASS]
@@ -46,7 +48,9 @@ def test_a_cluster_sweep_equals_a_local_one_case_by_case(tmp_path):
     cluster = _sweep(tmp_path, "cluster", cluster="local")
     assert [r.descriptor for r in cluster.results] == [r.descriptor for r in local.results]
     for a, b in zip(local.results, cluster.results):
-        assert (a.outcome, a.metrics, a.tosa_ops, a.reason) == (b.outcome, b.metrics, b.tosa_ops, b.reason), a.descriptor
+        assert (a.outcome, a.metrics, a.tosa_ops, a.reason) == (b.outcome, b.metrics, b.tosa_ops, b.reason), (
+            a.descriptor
+        )
 
 
 @pytest.mark.processes

@@ -10,18 +10,30 @@ from __future__ import annotations
 
 import pytest
 
-from harness.faults.canaries import CANARIES
-from harness.schedule.packing import alone_reason, check_pack_size, form_packs
 from harness.cases.sweeps import sweep
 from harness.config import ConfigError, parse_descriptor
+from harness.faults.canaries import CANARIES
 from harness.policy.packing import PACK_ELEMENTS, PACK_SIZE
 from harness.run.settings import RunSettings
+from harness.schedule.packing import alone_reason, check_pack_size, form_packs
 from tests.canary_cases import FIRST_CATCHING_SMOKE_CASE
 
 SMOKE = sweep("smoke", target="tosa")
 PACKS = [t for t in form_packs(SMOKE, "tosa", PACK_SIZE) if len(t) > 1]
-SAME = ("outcome", "reason", "rule", "actual_outcome", "rejection", "issue", "stage", "error_type", "metrics",
-        "tosa_ops", "conv_ops", "output_sha256")
+SAME = (
+    "outcome",
+    "reason",
+    "rule",
+    "actual_outcome",
+    "rejection",
+    "issue",
+    "stage",
+    "error_type",
+    "metrics",
+    "tosa_ops",
+    "conv_ops",
+    "output_sha256",
+)
 
 
 def _pack_id(pack) -> str:
@@ -77,7 +89,9 @@ def test_packed_equals_alone_case_by_case(pack):
         alone = run_case(config)
         assert together.descriptor == alone.descriptor == config.descriptor
         assert together.output_sha256, config.descriptor
-        differ = {k: (getattr(together, k), getattr(alone, k)) for k in SAME if getattr(together, k) != getattr(alone, k)}
+        differ = {
+            k: (getattr(together, k), getattr(alone, k)) for k in SAME if getattr(together, k) != getattr(alone, k)
+        }
         assert not differ, f"{config.descriptor}: {differ}"
 
 

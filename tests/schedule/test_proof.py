@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from harness.run.settings import FunctionRef
-
 from harness.history.db import BROKEN, History
 from harness.policy.controls import CONTROLS, PROOF_CANARY
 from harness.results.case_result import CaseResult, Outcome
+from harness.run.settings import FunctionRef
 from harness.schedule.proof import EnvironmentBroken, Proof, nothing_ran
 from harness.schedule.sweep import SweepRequest, run_sweep
 
@@ -18,8 +17,9 @@ STAND_IN = FunctionRef("tests.broken_env_case", "run_case")
 
 def _request(tmp_path, **kw) -> SweepRequest:
     kw = {"filter": "^conv2d_n1_ic8_oc16_g1_i16x16_k3x3_s1x1_.*_cxnone$", **kw}
-    return SweepRequest("smoke", jobs=1, results=tmp_path / "r.jsonl", db=tmp_path / "h.sqlite", case_fn=STAND_IN,
-                        prove=True, **kw)
+    return SweepRequest(
+        "smoke", jobs=1, results=tmp_path / "r.jsonl", db=tmp_path / "h.sqlite", case_fn=STAND_IN, prove=True, **kw
+    )
 
 
 def test_a_target_gets_the_controls_it_can_run_and_a_canary():
@@ -65,7 +65,9 @@ def test_a_proven_run_records_only_its_own_cases_and_says_what_the_proof_showed(
 @pytest.mark.parametrize("seed, said", [(1, "the control"), (2, "was not caught")])
 def test_a_broken_control_or_a_missed_canary_stops_the_run_and_blames_nothing(tmp_path, seed, said):
     with pytest.raises(EnvironmentBroken, match=said):
-        run_sweep(_request(tmp_path, seed=seed, filter="^conv2d_n1_ic8_oc16_g1_i16x16_k3x3_s1x1_.*_qa8w8_dsnormal_cxnone$"))
+        run_sweep(
+            _request(tmp_path, seed=seed, filter="^conv2d_n1_ic8_oc16_g1_i16x16_k3x3_s1x1_.*_qa8w8_dsnormal_cxnone$")
+        )
     with History(tmp_path / "h.sqlite") as h:
         assert [s.run.status for s in h.summaries()] == [BROKEN]
 

@@ -19,12 +19,18 @@ def _tables(decomp_table):
 
 @pytest.mark.parametrize("table", ["empty", "core-aten", "keep-linear"])
 def test_tables_inside_and_after_match_torchs(table):
-    decomps = {"empty": {}, "core-aten": torch.export.default_decompositions(),
-               "keep-linear": torch.export.default_decompositions()}[table]
+    decomps = {
+        "empty": {},
+        "core-aten": torch.export.default_decompositions(),
+        "keep-linear": torch.export.default_decompositions(),
+    }[table]
     if table == "keep-linear":
         del decomps[torch.ops.aten.linear.default]
-    cia = _tables(decomps) if table != "empty" else {
-        op: ep._special_op_to_preserve_cia for op in ep._collect_all_valid_cia_ops()}
+    cia = (
+        _tables(decomps)
+        if table != "empty"
+        else {op: ep._special_op_to_preserve_cia for op in ep._collect_all_valid_cia_ops()}
+    )
     assert len(cia) > 100
     before = cia_override.snapshot(cia)
     assert cia_override.differs_from_torch(cia) == ""

@@ -39,8 +39,9 @@ def _torch_answers(values):
 def test_every_answer_is_torchs_before_and_after_a_registration():
     values = [torch.zeros(2), 3, "s", None, _Plain(), _Color.RED, torch.nn.Module(), [1], int]
     for _ in range(2):  # the second round answers from the memo
-        assert [(isinstance(v, OpaqueBase), opaque_object._resolve_opaque_type_info(type(v))) for v in values] \
-            == _torch_answers(values)
+        assert [
+            (isinstance(v, OpaqueBase), opaque_object._resolve_opaque_type_info(type(v))) for v in values
+        ] == _torch_answers(values)
     assert _Plain in opaque_lookup._NOT_OPAQUE and int in opaque_lookup._NOT_OPAQUE
 
     class Later(metaclass=OpaqueBaseMeta):  # what a reference type needs

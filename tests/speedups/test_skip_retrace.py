@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 import torch
 
 from harness.speedups import lazy_compile, skip_retrace

@@ -32,12 +32,16 @@ def fresh(monkeypatch, tmp_path):
     monkeypatch.setattr(state, "_UNDO", None)
     monkeypatch.setattr(state, "CACHE", tmp_path)
     monkeypatch.delenv(state.ENV_OFF, raising=False)
-    monkeypatch.setattr(state, "SPEEDUPS", (
-        fake("good"),
-        fake("absent", boom=ImportError("cannot import name 'helper' from 'executorch.exir.graph_module'")),
-        fake("missing", boom=base.Missing("torch._ops has no Callable")),
-        fake("refused", why="the table differs from torch's"),
-    ))
+    monkeypatch.setattr(
+        state,
+        "SPEEDUPS",
+        (
+            fake("good"),
+            fake("absent", boom=ImportError("cannot import name 'helper' from 'executorch.exir.graph_module'")),
+            fake("missing", boom=base.Missing("torch._ops has no Callable")),
+            fake("refused", why="the table differs from torch's"),
+        ),
+    )
     return installed
 
 
@@ -56,8 +60,16 @@ def test_a_speedup_whose_probe_fails_stays_off_and_the_line_says_why(fresh):
 
 
 def test_a_speedup_that_changes_the_flatbuffer_is_proven_off(fresh, monkeypatch):
-    monkeypatch.setattr(state, "SPEEDUPS", state.SPEEDUPS + (state.SPEEDUPS[0].__class__(
-        "changer", "nothing", lambda: "", lambda: (fresh.append("changer"), lambda: fresh.remove("changer"))[1]),))
+    monkeypatch.setattr(
+        state,
+        "SPEEDUPS",
+        state.SPEEDUPS
+        + (
+            state.SPEEDUPS[0].__class__(
+                "changer", "nothing", lambda: "", lambda: (fresh.append("changer"), lambda: fresh.remove("changer"))[1]
+            ),
+        ),
+    )
 
     def prove() -> list[str]:  # the sample's digests: the "changer" changes them
         return ["b" if "changer" in fresh else "a"]
@@ -89,8 +101,10 @@ def test_all_off_on_request(fresh, monkeypatch):
 
 def test_every_speedup_module_imports_without_torch():
     """A speed-up's import never fails on another torch or ExecuTorch: what it patches is imported in its probe."""
-    code = ("import sys; import harness.speedups.catalog, harness.speedups.state; "
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'executorch', 'torchao')))")
+    code = (
+        "import sys; import harness.speedups.catalog, harness.speedups.state; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'executorch', 'torchao')))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
@@ -110,17 +124,37 @@ state.SPEEDUPS = state.SPEEDUPS + (base.Speedup("broken", "nothing", probe, inst
 from harness.cli.main import main
 sys.exit(main(sys.argv[1:]))
 """
-CASES = ["conv2d_n1_ic8_oc16_g1_i16x16_k3x3_s1x1_p1x1_d1x1_b1_pmzeros_qfp32_dsnormal_cxnone",
-         "conv2d_n1_ic8_oc16_g1_i16x16_k3x3_s1x1_p1x1_d1x1_b1_pmzeros_qa8w8_dsnormal_cxnone",
-         "conv2d_n1_ic8_oc16_g1_i16x16_k3x3_s1x1_p1x1_d1x1_b1_pmzeros_qa16w8_dsnormal_cxnone"]
+CASES = [
+    "conv2d_n1_ic8_oc16_g1_i16x16_k3x3_s1x1_p1x1_d1x1_b1_pmzeros_qfp32_dsnormal_cxnone",
+    "conv2d_n1_ic8_oc16_g1_i16x16_k3x3_s1x1_p1x1_d1x1_b1_pmzeros_qa8w8_dsnormal_cxnone",
+    "conv2d_n1_ic8_oc16_g1_i16x16_k3x3_s1x1_p1x1_d1x1_b1_pmzeros_qa16w8_dsnormal_cxnone",
+]
 
 
 @pytest.mark.lowering
 def test_a_broken_speedup_costs_no_case_and_the_sweep_says_why_once(tmp_path):
     env = dict(os.environ, HARNESS_START_METHOD="fork", HARNESS_CACHE=str(tmp_path / "cache"))  # workers inherit it
-    done = subprocess.run([sys.executable, "-c", BROKEN, "sweep", "--filter", "^(" + "|".join(CASES) + ")$", "--results",
-                           str(tmp_path / "r.jsonl"), "--no-history", "--no-progress", "-j", "2", "--pack", "1"],
-                          capture_output=True, text=True, env=env)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            BROKEN,
+            "sweep",
+            "--filter",
+            "^(" + "|".join(CASES) + ")$",
+            "--results",
+            str(tmp_path / "r.jsonl"),
+            "--no-history",
+            "--no-progress",
+            "-j",
+            "2",
+            "--pack",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert done.stderr.count("speed-ups off: broken in the workers") == 1, done.stderr
     import json

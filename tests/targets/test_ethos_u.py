@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 import torch
 
-from harness.expectations.rejections import expected_rejection
 from harness.cases.sweeps import sweep
 from harness.config import ConfigError, parse_descriptor
+from harness.expectations.rejections import expected_rejection
 from harness.policy.targets import TARGETS, check_case, get_target
 from harness.runners import fvp
 from harness.runners.base import RunnerError
@@ -31,8 +31,10 @@ NPU operators = 5 (83.3%)
 
 Neural network macs                            294912 MACs/batch
 """
-VELA_CSV = ("experiment,network,cycles_npu,cycles_total,inference_time,passes_after_fusing,nn_macs\n"
-            "default,out,10592,13536,2.7072e-05,5,294912\n")
+VELA_CSV = (
+    "experiment,network,cycles_npu,cycles_total,inference_time,passes_after_fusing,nn_macs\n"
+    "default,out,10592,13536,2.7072e-05,5,294912\n"
+)
 
 
 def test_vela_facts_are_read_from_its_summary(tmp_path):
@@ -58,8 +60,10 @@ def test_u55_rules_apply_to_the_u55_subset_only():
     tconv = parse_descriptor("tconv2d_ic4_oc4_i6x6_k3_s3_qa8w8")
     assert expected_rejection(tconv, "ethos-u55").name == "u55-tconv-stride-kernel"
     assert expected_rejection(parse_descriptor("tconv2d_ic4_oc4_i1x6_k1x3_s1x2_qa8w8"), "ethos-u55") is None
-    assert expected_rejection(parse_descriptor("conv3d_ic2_oc2_i4x4x4_k1x3x3_qa8w8"), "ethos-u55").name == \
-        "u55-conv3d-kernel-z"
+    assert (
+        expected_rejection(parse_descriptor("conv3d_ic2_oc2_i4x4x4_k1x3x3_qa8w8"), "ethos-u55").name
+        == "u55-conv3d-kernel-z"
+    )
 
 
 def test_a_target_says_which_cases_are_not_its_own():
@@ -79,7 +83,9 @@ def test_ethos_u_tiers(target):
     t = TARGETS[target]
     for c in nightly:
         check_case(t, c)
-    assert {c.scheme for c in smoke} == set(t.schemes) and {c.descriptor for c in smoke} <= {c.descriptor for c in nightly}
+    assert {c.scheme for c in smoke} == set(t.schemes) and {c.descriptor for c in smoke} <= {
+        c.descriptor for c in nightly
+    }
     limits = [c for c in smoke if c.descriptor.startswith(("conv2d_n1_ic4_oc4_g1_i16x16_k3x3_s4", "conv2d_n1_ic2_oc2"))]
     refused = [c for c in limits if expected_rejection(c, t.family)]
     assert limits and (bool(refused) == t.u55_subset)  # at and past each limit: the U55 refuses, the U85 runs
@@ -115,10 +121,14 @@ def test_fvp_command_line():
     settings = [u85[i + 1] for i, a in enumerate(u85) if a == "-C"]
     assert "mps4_board.subsystem.ethosu.num_macs=256" in settings
     assert "mps4_board.subsystem.cpu0.semihosting-cwd=/w" in settings
-    assert "mps4_board.subsystem.cpu0.semihosting-cmd_line='executor_runner -m program.pte -o out -i i0.bin -i i1.bin'" \
+    assert (
+        "mps4_board.subsystem.cpu0.semihosting-cmd_line='executor_runner -m program.pte -o out -i i0.bin -i i1.bin'"
         in settings
+    )
     u55 = fvp.command(fvp.BOARDS["ethos-u55"], "FVP_Corstone_SSE-300_Ethos-U55", 128, "/r.elf", "/w", 1)
-    assert "ethosu.num_macs=128" in u55 and "cpu0.semihosting-enable=1" in u55 and "mps3_board.uart0.out_file='-'" in u55
+    assert (
+        "ethosu.num_macs=128" in u55 and "cpu0.semihosting-enable=1" in u55 and "mps3_board.uart0.out_file='-'" in u55
+    )
     with pytest.raises(RunnerError, match="semihosting command line of"):
         fvp.command(fvp.BOARDS["ethos-u55"], "f", 128, "e", "w", 30)
 

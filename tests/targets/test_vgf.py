@@ -10,13 +10,14 @@ from pathlib import Path
 import pytest
 
 from harness import tools
+from harness.cases.selection import select
 from harness.config import ConfigError
 from harness.policy.targets import check_tools, get_target
-from harness.cases.selection import select
 
 CONVERTER = tools.locate("model-converter")
-needs_converter = pytest.mark.skipif(CONVERTER is None, reason="the ML SDK model converter is not installed here "
-                                                              "(pip install -e '.[vgf]')")
+needs_converter = pytest.mark.skipif(
+    CONVERTER is None, reason="the ML SDK model converter is not installed here (pip install -e '.[vgf]')"
+)
 
 
 def test_the_target_takes_what_its_converter_takes():
@@ -32,8 +33,11 @@ def test_a_missing_converter_is_one_line_before_any_work(tmp_path, monkeypatch, 
 
     monkeypatch.setenv("PATH", str(tmp_path))  # no model-converter on it,
     monkeypatch.setattr(tools, "_beside_python", lambda: [tmp_path])  # nor beside this Python
-    with pytest.raises(ConfigError, match=r"target vgf needs model-converter, which is neither on PATH nor beside "
-                                          r"\S+: pip install"):
+    with pytest.raises(
+        ConfigError,
+        match=r"target vgf needs model-converter, which is neither on PATH nor beside "
+        r"\S+: pip install",
+    ):
         check_tools(get_target("vgf"))
     rc = main(["sweep", "--sweep", "smoke", "--target", "vgf", "--results", str(tmp_path / "r.jsonl"), "--no-history"])
     err = capsys.readouterr().err
@@ -46,10 +50,12 @@ def test_an_unactivated_environment_still_finds_its_converter(tmp_path):
     """CI runs `.venv/bin/python -m pytest` with the venv's bin off PATH: the converter beside that Python is the
     one the lowering uses, not a reason to fail every case."""
     bare = {**os.environ, "PATH": str(tmp_path)}
-    code = ("from harness.policy.targets import check_tools, get_target; from harness.tools import expose; "
-            "check_tools(get_target('vgf')); print(expose('model-converter')); "
-            "from executorch.backends.arm.vgf.model_converter import require_model_converter_executable as r; "
-            "print(r())")
+    code = (
+        "from harness.policy.targets import check_tools, get_target; from harness.tools import expose; "
+        "check_tools(get_target('vgf')); print(expose('model-converter')); "
+        "from executorch.backends.arm.vgf.model_converter import require_model_converter_executable as r; "
+        "print(r())"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=bare)
     assert proc.returncode == 0, proc.stderr
     found, executorch_uses = proc.stdout.split()

@@ -35,9 +35,10 @@ def test_the_target_runs_the_vgf_and_checks_it_against_the_reference_model():
 
 def test_int_outputs_must_agree_bit_for_bit():
     a = torch.tensor([[0.5, 1.0], [1.5, 2.0]])
-    assert disagreement(a, a.clone(), None, ("x", "y")) == ("", {"second": "y", "bit_exact": True,
-                                                                 "max_abs_diff": 0.0, "n_diff": 0,
-                                                                 "non_finite_one_side": 0})
+    assert disagreement(a, a.clone(), None, ("x", "y")) == (
+        "",
+        {"second": "y", "bit_exact": True, "max_abs_diff": 0.0, "n_diff": 0, "non_finite_one_side": 0},
+    )
     b = a.clone()
     b[1, 0] = 1.25  # one LSB of a 0.25 scale
     why, metrics = disagreement(a, b, None, ("vgf-emulation", "tosa-ref"))
@@ -71,12 +72,14 @@ def test_a_non_finite_value_on_one_side_only_is_a_disagreement_whatever_the_limi
 
 
 def test_the_scenario_template_is_read_in_the_graphs_order():
-    template = {"resources": [
-        {"graph": {"src": "g.vgf", "uid": "vgf_graph_ref"}},
-        {"tensor": {"uid": "output_0_ref", "dst": "O", "dims": [1], "format": "VK_FORMAT_R8_SINT"}},
-        {"tensor": {"uid": "input_10_ref", "src": "I", "dims": [2], "format": "VK_FORMAT_R8_SINT"}},
-        {"tensor": {"uid": "input_2_ref", "src": "I", "dims": [3], "format": "VK_FORMAT_R8_SINT"}},
-    ]}
+    template = {
+        "resources": [
+            {"graph": {"src": "g.vgf", "uid": "vgf_graph_ref"}},
+            {"tensor": {"uid": "output_0_ref", "dst": "O", "dims": [1], "format": "VK_FORMAT_R8_SINT"}},
+            {"tensor": {"uid": "input_10_ref", "src": "I", "dims": [2], "format": "VK_FORMAT_R8_SINT"}},
+            {"tensor": {"uid": "input_2_ref", "src": "I", "dims": [3], "format": "VK_FORMAT_R8_SINT"}},
+        ]
+    }
     ins, outs, graph = _resources(template)
     assert [t["uid"] for t in ins] == ["input_2_ref", "input_10_ref"] and [t["uid"] for t in outs] == ["output_0_ref"]
     assert graph["uid"] == "vgf_graph_ref"
@@ -88,9 +91,14 @@ def test_the_graph_layer_is_registered_above_the_tensor_layer(tmp_path):
     deploy = tmp_path / "deploy"
     (deploy / "share/vulkan/explicit_layer.d").mkdir(parents=True)
     for layer in ("Graph", "Tensor"):
-        (deploy / "share/vulkan/explicit_layer.d" / f"VkLayer_{layer}.json").write_text(json.dumps(
-            {"file_format_version": "1.0.0", "layer": {"name": f"VK_LAYER_ML_{layer}_Emulation",
-                                                       "library_path": f"libVkLayer_{layer}.so"}}))
+        (deploy / "share/vulkan/explicit_layer.d" / f"VkLayer_{layer}.json").write_text(
+            json.dumps(
+                {
+                    "file_format_version": "1.0.0",
+                    "layer": {"name": f"VK_LAYER_ML_{layer}_Emulation", "library_path": f"libVkLayer_{layer}.so"},
+                }
+            )
+        )
     env = vulkan_env._layer_dirs(deploy, tmp_path / "root")
     graph = json.loads((tmp_path / "root/config/vulkan/implicit_layer.d/VkLayer_ML_Graph.json").read_text())
     tensor = json.loads((tmp_path / "root/data/vulkan/implicit_layer.d/VkLayer_ML_Tensor.json").read_text())
@@ -101,15 +109,21 @@ def test_the_graph_layer_is_registered_above_the_tensor_layer(tmp_path):
 
 def test_a_machine_without_a_vulkan_loader_is_told_what_to_install(monkeypatch):
     monkeypatch.setattr(vulkan_env.ctypes.util, "find_library", lambda name: None)
-    with pytest.raises(vulkan_env.StackMissing, match=r"no Vulkan loader \(libvulkan.so.1\): apt-get install "
-                                                      r"libvulkan1 mesa-vulkan-drivers"):
+    with pytest.raises(
+        vulkan_env.StackMissing,
+        match=r"no Vulkan loader \(libvulkan.so.1\): apt-get install "
+        r"libvulkan1 mesa-vulkan-drivers",
+    ):
         vulkan_env._check_driver()
 
 
 def test_a_missing_wheel_is_named_with_its_install_line(monkeypatch):
     monkeypatch.setattr(vulkan_env.importlib.util, "find_spec", lambda name: None)
-    with pytest.raises(vulkan_env.StackMissing, match=r"the scenario_runner package is not installed: pip install "
-                                                      r"-e '.\[vgf\]' \(ai-ml-sdk-scenario-runner==0.11.0\)"):
+    with pytest.raises(
+        vulkan_env.StackMissing,
+        match=r"the scenario_runner package is not installed: pip install "
+        r"-e '.\[vgf\]' \(ai-ml-sdk-scenario-runner==0.11.0\)",
+    ):
         vulkan_env._package_dir("scenario_runner")
 
 
@@ -119,16 +133,28 @@ def test_without_the_stack_every_case_is_skipped_with_the_reason(monkeypatch):
     from harness.run.execute import run_case
     from harness.runners import vgf_emulation
 
-    monkeypatch.setattr(vgf_emulation, "stack", lambda: (_ for _ in ()).throw(
-        vulkan_env.StackMissing("no Vulkan loader (libvulkan.so.1): apt-get install libvulkan1 mesa-vulkan-drivers")))
+    monkeypatch.setattr(
+        vgf_emulation,
+        "stack",
+        lambda: (_ for _ in ()).throw(
+            vulkan_env.StackMissing("no Vulkan loader (libvulkan.so.1): apt-get install libvulkan1 mesa-vulkan-drivers")
+        ),
+    )
     r = run_case(parse_descriptor("conv2d_ic8_oc8_i12x12_k3_p1_qa8w8"), 0, "vgf-emu")
     assert r.outcome.value == "skipped" and r.reason.startswith("the VGF executor cannot run here: no Vulkan loader")
 
 
 @pytest.mark.lowering
 @needs_stack
-@pytest.mark.parametrize("descriptor", ["conv2d_ic8_oc8_i12x12_k3_p1_qa8w8", "conv2d_ic4_oc8_g4_i12x12_k3_s2_p1_qfp32",
-                                        "conv1d_ic4_oc8_i20_k3_s2_p1_qbf16", "conv2d_ic8_oc8_i12x12_k3_p1_qa16w8"])
+@pytest.mark.parametrize(
+    "descriptor",
+    [
+        "conv2d_ic8_oc8_i12x12_k3_p1_qa8w8",
+        "conv2d_ic4_oc8_g4_i12x12_k3_s2_p1_qfp32",
+        "conv1d_ic4_oc8_i20_k3_s2_p1_qbf16",
+        "conv2d_ic8_oc8_i12x12_k3_p1_qa16w8",
+    ],
+)
 def test_the_emulation_layer_runs_the_vgf_and_agrees_with_the_reference_model(descriptor):
     from harness.config import parse_descriptor
     from harness.run.execute import run_case
@@ -172,7 +198,9 @@ def test_the_emulation_layers_numbers_are_the_same_alone_twice_and_packed():
     from harness.run.packed import run_pack
     from harness.run.settings import RunSettings
 
-    cases = [parse_descriptor(d) for d in ("conv2d_ic8_oc16_i16x16_k3_p1_qbf16", "conv2d_ic8_oc16_i16x16_k3_s2_p1_qbf16")]
+    cases = [
+        parse_descriptor(d) for d in ("conv2d_ic8_oc16_i16x16_k3_p1_qbf16", "conv2d_ic8_oc16_i16x16_k3_s2_p1_qbf16")
+    ]
     first, second = (run_case(cases[0], 0, "vgf-emu") for _ in range(2))
     packed = run_pack(cases, RunSettings(target="vgf-emu"))
     assert packed[0].packed == 2 and first.output_sha256 == second.output_sha256 == packed[0].output_sha256
