@@ -25,10 +25,42 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_sweeps import SAME, _comparable, _read, _sweep, tier_parser  # noqa: E402
 
 
+def table(path: str) -> str:
+    """The tier under pytest against `sweep`, from the JSON of an earlier run."""
+    d = json.loads(Path(path).read_text())
+    return "\n".join(
+        [
+            "| smoke, two workers | wall time | over `sweep -j 2` |",
+            "|---|--:|--:|",
+            f"| `sweep -j 2` ({d['cases']:,} cases) | {d['sweep_wall_s']:.1f} s | 1.00x |",
+            f"| `pytest -n 2`, packed | {d['pytest_packed_wall_s']:.1f} s | {d['pytest_packed_over_sweep']:.2f}x |",
+            f"| `pytest -n 2`, every case alone | {d['pytest_alone_wall_s']:.1f} s | "
+            f"{d['pytest_alone_over_sweep']:.2f}x |",
+            f"| identical case by case, packed and alone | {d['identical_packed_alone']:,} of {d['cases']:,} | |",
+        ]
+    )
+
+
 def _pytest(tier: str, jobs: int, pack: int | None, results: Path, filter_: str | None) -> tuple[float, int]:
-    cmd = [sys.executable, "-m", "pytest", "--pyargs", "harness.pytest_plugin.test_cases", "-q", "-n", str(jobs),
-           "-p", "no:randomly", "-p", "no:cacheprovider", "--harness-sweep", tier, "--harness-no-history",
-           "--harness-results", str(results)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "--pyargs",
+        "harness.pytest_plugin.test_cases",
+        "-q",
+        "-n",
+        str(jobs),
+        "-p",
+        "no:randomly",
+        "-p",
+        "no:cacheprovider",
+        "--harness-sweep",
+        tier,
+        "--harness-no-history",
+        "--harness-results",
+        str(results),
+    ]
     cmd += [] if pack is None else ["--harness-pack", str(pack)]
     cmd += [] if filter_ is None else ["--harness-filter", filter_]
     start = time.perf_counter()
@@ -37,8 +69,9 @@ def _pytest(tier: str, jobs: int, pack: int | None, results: Path, filter_: str 
 
 
 def _differing(a: dict[str, dict], b: dict[str, dict]) -> list[str]:
-    return sorted(d for d in a if d not in b or any(_comparable(a[d], k) != _comparable(b[d], k)
-                                                     for k in SAME if k in a[d]))
+    return sorted(
+        d for d in a if d not in b or any(_comparable(a[d], k) != _comparable(b[d], k) for k in SAME if k in a[d])
+    )
 
 
 def main() -> int:
@@ -55,14 +88,19 @@ def main() -> int:
         sweep, packed, alone = (_read(paths[k]) for k in ("sweep", "pytest_packed", "pytest_alone"))
     differ = _differing(alone, packed)
     figures = {
-        "sweep": args.sweep, "jobs": args.jobs, "filter": args.filter, "cases": len(alone),
+        "sweep": args.sweep,
+        "jobs": args.jobs,
+        "filter": args.filter,
+        "cases": len(alone),
         "sweep_wall_s": round(sweep_s, 1),
-        "pytest_packed_wall_s": round(packed_s, 1), "pytest_alone_wall_s": round(alone_s, 1),
+        "pytest_packed_wall_s": round(packed_s, 1),
+        "pytest_alone_wall_s": round(alone_s, 1),
         "pytest_packed_over_sweep": round(packed_s / sweep_s, 2),
         "pytest_alone_over_sweep": round(alone_s / sweep_s, 2),
         "pytest_exit_codes": {"packed": packed_rc, "alone": alone_rc},
         "cases_packed": sum(1 for r in packed.values() if r.get("packed")),
-        "identical_packed_alone": len(alone) - len(differ), "differing_packed_alone": differ[:20],
+        "identical_packed_alone": len(alone) - len(differ),
+        "differing_packed_alone": differ[:20],
         "differing_sweep_pytest": _differing(sweep, packed)[:20],
     }
     print(json.dumps(figures, indent=2))

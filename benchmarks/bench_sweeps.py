@@ -10,7 +10,8 @@ rest of `total` (the stages proper are quantize, lower, run); writing a
 result to the results file and the run history is timed by writing the
 run's results again.
 
-    python benchmarks/bench_sweeps.py [--sweep smoke] [-j 2] [--filter REGEX | --cases FILE] [--alone-results FILE] [--json out.json]
+    python benchmarks/bench_sweeps.py [--sweep smoke] [-j 2] [--filter REGEX | --cases FILE]
+        [--alone-results FILE] [--json out.json]
 
 `--cases FILE` keeps the tier's cases listed in FILE (one descriptor a line): a tier as it stood at an
 earlier date (benchmarks/tiers/) is measured on exactly its cases after new ones joined it.
@@ -40,8 +41,20 @@ STAGES = ("quantize", "lower", "run")
 
 
 def _sweep(tier: str, jobs: int, pack: int | None, results: Path, filter_: str | None = None) -> float:
-    cmd = [sys.executable, "-m", "harness", "sweep", "--sweep", tier, "-j", str(jobs), "--no-progress",
-           "--no-history", "--results", str(results)] + ([] if pack is None else ["--pack", str(pack)])
+    cmd = [
+        sys.executable,
+        "-m",
+        "harness",
+        "sweep",
+        "--sweep",
+        tier,
+        "-j",
+        str(jobs),
+        "--no-progress",
+        "--no-history",
+        "--results",
+        str(results),
+    ] + ([] if pack is None else ["--pack", str(pack)])
     cmd += [] if filter_ is None else ["--filter", filter_]
     start = time.perf_counter()
     subprocess.run(cmd, cwd=ROOT, check=False, stdout=subprocess.DEVNULL)
@@ -112,6 +125,27 @@ def _writing_s(results_path: Path) -> float:
     return elapsed / max(1, len(results))
 
 
+def table(paths: list[str]) -> str:
+    """The tiers' wall times packed and alone, from the JSON files of earlier runs (one row each)."""
+    rows = [
+        "| tier, `sweep -j 2` | cases | packed | alone | cases packed | identical case by case |",
+        "|---|--:|--:|--:|--:|--:|",
+    ]
+    for path in paths:
+        d = json.loads(Path(path).read_text())
+        how = (
+            f"`--filter '{d['filter']}'`"
+            if d.get("filter")
+            else (f"`--cases {d['cases_file']}`" if d.get("cases_file") else "")
+        )
+        alone = f"{d['alone_wall_s']:,.1f} s" + (" (an earlier run)" if d.get("from_earlier_runs") else "")
+        rows.append(
+            f"| {d['sweep']} {how} | {d['cases']:,} | {d['packed_wall_s']:,.1f} s | {alone} | "
+            f"{d['cases_packed']:,} | {d['identical_cases']:,} of {d['cases']:,} |"
+        )
+    return "\n".join(rows)
+
+
 def tier_parser(doc: str) -> argparse.ArgumentParser:
     """The options every tier benchmark takes: which tier, how many workers, which descriptors."""
     parser = argparse.ArgumentParser(description=doc.split("\n")[0])
@@ -143,20 +177,28 @@ def main() -> int:
             alone_s = _sweep(args.sweep, args.jobs, 1, alone_path, args.filter)
         packed, alone = _read(packed_path), _read(alone_path)
         writing = _writing_s(packed_path)
-    differ = sorted(d for d in alone if d not in packed or any(
-        _comparable(packed[d], k) != _comparable(alone[d], k) for k in SAME if k in alone[d]))
+    differ = sorted(
+        d
+        for d in alone
+        if d not in packed or any(_comparable(packed[d], k) != _comparable(alone[d], k) for k in SAME if k in alone[d])
+    )
     shares = _own_share(packed)
     totals = [r["timings_s"].get("total", 0.0) for r in packed.values()]
     figures = {
-        "sweep": args.sweep, "jobs": args.jobs, "cases": len(alone),
+        "sweep": args.sweep,
+        "jobs": args.jobs,
+        "cases": len(alone),
         **({"cases_file": str(args.cases)} if args.cases else {"filter": args.filter}),
         "packed_wall_s": None if packed_s is None else round(packed_s, 1),
         "alone_wall_s": None if alone_s is None else round(alone_s, 1),
         "from_earlier_runs": bool(args.packed_results or args.alone_results),
         "cases_packed": sum(1 for r in packed.values() if r.get("packed")),
-        "identical_cases": len(alone) - len(differ), "differing": differ[:20],
-        "outcomes": {o: sum(1 for r in packed.values() if r["outcome"] == o)
-                     for o in sorted({r["outcome"] for r in packed.values()})},
+        "identical_cases": len(alone) - len(differ),
+        "differing": differ[:20],
+        "outcomes": {
+            o: sum(1 for r in packed.values() if r["outcome"] == o)
+            for o in sorted({r["outcome"] for r in packed.values()})
+        },
         "harness_share_median": round(statistics.median(shares), 4),
         "harness_share_mean": round(statistics.mean(shares), 4),
         "writing_s_per_case": round(writing, 5),

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import json
 import os
 import sys
 from collections import Counter
@@ -42,9 +41,12 @@ def cli() -> str:
 
     p, _ = parser()
     sub = next(a for a in p._actions if isinstance(a, argparse._SubParsersAction))
-    out = [HEADER.format(source="the argument parsers (harness/cli/)"), "# Command-line reference\n\n",
-           "`python -m harness VERB ...`. Exit status: 0 green, 1 not green (for `diff` and `nightly`: a "
-           "regression), 2 bad input (one line naming it), 130 interrupted.\n\n"]
+    out = [
+        HEADER.format(source="the argument parsers (harness/cli/)"),
+        "# Command-line reference\n\n",
+        "`python -m harness VERB ...`. Exit status: 0 green, 1 not green (for `diff` and `nightly`: a "
+        "regression), 2 bad input (one line naming it), 130 interrupted.\n\n",
+    ]
     out += [f"- [`{v}`](#{v}): {_cell(sub.choices[v].description or _help_of(sub, v))}\n" for v in VERBS]
     for verb in VERBS:
         out.append(_usage(verb, sub.choices[verb], "##"))
@@ -67,50 +69,93 @@ def _help_of(sub, verb: str) -> str:
 
 # -- findings -------------------------------------------------------------------------------------------------
 def findings() -> str:
+    from harness.cases.sweeps import sweep
     from harness.expectations.known_issues import registry
     from harness.expectations.rejections import REJECTIONS
-    from harness.cases.sweeps import sweep
 
     nightly = [c.descriptor for c in sweep("nightly")]
     configs = {c.descriptor: c for c in sweep("nightly")}
-    out = [HEADER.format(source="harness/expectations/known_issues.toml and harness/expectations/rejections.py"),
-           "# Findings: what the harness found in ExecuTorch, and what the backend documents it refuses\n\n"]
+    out = [
+        HEADER.format(source="harness/expectations/known_issues.toml and harness/expectations/rejections.py"),
+        "# Findings: what the harness found in ExecuTorch, and what the backend documents it refuses\n\n",
+    ]
     entries = registry()
-    out.append(f"{len(entries)} known issues and {len(REJECTIONS)} documented rejections. A known issue turns "
-               "only the failure it describes into `known_issue` (its signature: an error pattern with the frame it "
-               "arises in or the nodes it leaves on the CPU, a mechanism replayed (`harness/judging/replays.py`) "
-               "whose output the target's must be, or mismatch "
-               "bounds from the measured worst case); a matching case that passes is reported as fixed.\n\n")
+    out.append(
+        f"{len(entries)} known issues and {len(REJECTIONS)} documented rejections. A known issue turns "
+        "only the failure it describes into `known_issue` (its signature: an error pattern with the frame it "
+        "arises in or the nodes it leaves on the CPU, a mechanism replayed (`harness/judging/replays.py`) "
+        "whose output the target's must be, or mismatch "
+        "bounds from the measured worst case); a matching case that passes is reported as fixed.\n\n"
+    )
     out.append("## Known issues\n\n")
     rows = []
     for e in entries:
         hits = [d for d in nightly if e.matches(d)]
         example = f"`{hits[0]}`" if hits else "-"
         releases = str(e.holds.releases) or "every release"
-        arises = ", ".join(f"`{f}`" for f in e.frame) or ("the harness's check of the graph" if e.from_check else "") \
-            or "; ".join(f"`{op}` on the CPU (`{said.pattern}`)" for op, said in e.left_on_cpu) or "-"
-        rows.append([f"`{e.id}`", e.tier, ", ".join(e.outcomes), releases, _commits(e.holds),
-                     ", ".join(e.families) or "all", len(hits), e.reason, arises, example, e.link or "-"])
-    out.append("In history: the commits of ExecuTorch's public main that introduced or fixed an entry, found with "
-               "`bisect commits` and read in their diffs. A source tree is judged by which of them it contains; "
-               "where an entry names none, by its version label (main's `version.txt` names the release it leads "
-               "to: a tree saying 1.5.0 is placed as 1.5.0.dev0). The public history this was run on ends at "
-               f"[{HISTORY_END[:10]}]({COMMIT_URL}{HISTORY_END}) (2026-08-22); commits older than about July 2026 "
-               "do not run beside torch 2.13.\n\n")
-    out.append(_table(["id", "smallest tier", "outcomes", "ExecuTorch", "in history", "targets", "nightly cases",
-                       "mechanism", "an error arises in, or the nodes it leaves", "a case", "upstream"], rows))
+        arises = (
+            ", ".join(f"`{f}`" for f in e.frame)
+            or ("the harness's check of the graph" if e.from_check else "")
+            or "; ".join(f"`{op}` on the CPU (`{said.pattern}`)" for op, said in e.left_on_cpu)
+            or "-"
+        )
+        rows.append(
+            [
+                f"`{e.id}`",
+                e.tier,
+                ", ".join(e.outcomes),
+                releases,
+                _commits(e.holds),
+                ", ".join(e.families) or "all",
+                len(hits),
+                e.reason,
+                arises,
+                example,
+                e.link or "-",
+            ]
+        )
+    out.append(
+        "In history: the commits of ExecuTorch's public main that introduced or fixed an entry, found with "
+        "`bisect commits` and read in their diffs. A source tree is judged by which of them it contains; "
+        "where an entry names none, by its version label (main's `version.txt` names the release it leads "
+        "to: a tree saying 1.5.0 is placed as 1.5.0.dev0). The public history this was run on ends at "
+        f"[{HISTORY_END[:10]}]({COMMIT_URL}{HISTORY_END}) (2026-08-22); commits older than about July 2026 "
+        "do not run beside torch 2.13.\n\n"
+    )
+    out.append(
+        _table(
+            [
+                "id",
+                "smallest tier",
+                "outcomes",
+                "ExecuTorch",
+                "in history",
+                "targets",
+                "nightly cases",
+                "mechanism",
+                "an error arises in, or the nodes it leaves",
+                "a case",
+                "upstream",
+            ],
+            rows,
+        )
+    )
     out.append("\n## Documented rejections\n\n")
-    out.append("A rejection counts when the backend refuses the conv in the rule's words: its error, or, for a conv "
-               "left on the CPU, the partitioner's words for the conv node itself. Another node left on the CPU "
-               "must be a consequence (its words name a neighbour on the CPU: `harness/expectations/left_on_cpu.py`) "
-               "or a known issue's; any other is a new failure.\n\n")
+    out.append(
+        "A rejection counts when the backend refuses the conv in the rule's words: its error, or, for a conv "
+        "left on the CPU, the partitioner's words for the conv node itself. Another node left on the CPU "
+        "must be a consequence (its words name a neighbour on the CPU: `harness/expectations/left_on_cpu.py`) "
+        "or a known issue's; any other is a new failure.\n\n"
+    )
     rows = []
     for r in REJECTIONS:
         count = sum(1 for c in configs.values() if _applies(r, c))
-        rows.append([f"`{r.name}`", r.executorch, _commits(r.holds), ", ".join(r.families) or "all", count,
-                     r.reason])
-    out.append(_table(["name", "ExecuTorch", "in history", "targets", "nightly cases (tosa tier)",
-                       "the backend's words"], rows))
+        rows.append([f"`{r.name}`", r.executorch, _commits(r.holds), ", ".join(r.families) or "all", count, r.reason])
+    out.append(
+        _table(
+            ["name", "ExecuTorch", "in history", "targets", "nightly cases (tosa tier)", "the backend's words"], rows
+        )
+    )
     return "".join(out)
 
 
@@ -120,8 +165,11 @@ HISTORY_END = "cff6f4dd32e630945b7188512c1f2b4f102b05ad"
 
 def _commits(h) -> str:
     """An entry's place in history, with links: where it starts and ends, or '-' where no commit is known."""
-    parts = [f"{what} [{c[:10]}]({COMMIT_URL}{c})" for what, c in (("introduced by", h.introduced_by),
-                                                                     ("fixed by", h.fixed_by)) if c]
+    parts = [
+        f"{what} [{c[:10]}]({COMMIT_URL}{c})"
+        for what, c in (("introduced by", h.introduced_by), ("fixed by", h.fixed_by))
+        if c
+    ]
     return "; ".join(parts) or "-"
 
 
@@ -137,22 +185,35 @@ def tiers() -> str:
     from harness.cases.classes import classes, marginals
     from harness.cases.sweeps import SWEEPS, sweep
 
-    out = [HEADER.format(source="the tier definitions (harness/cases/)"), "# Tiers\n\n",
-           "What `--sweep NAME` runs on the `tosa` target, and the structural classes it covers "
-           "(`python -m harness list --sweep NAME --classes` prints the full list).\n\n"]
+    out = [
+        HEADER.format(source="the tier definitions (harness/cases/)"),
+        "# Tiers\n\n",
+        "What `--sweep NAME` runs on the `tosa` target, and the structural classes it covers "
+        "(`python -m harness list --sweep NAME --classes` prints the full list).\n\n",
+    ]
     rows, detail = [], []
     for name in SWEEPS:
         cases = sweep(name)
         counted = classes(cases)
         schemes = Counter(c.scheme for c in cases)
         ops = Counter(c.descriptor.split("_")[0] for c in cases)
-        rows.append([f"`{name}`", len(cases), len(counted), ", ".join(f"{k} {n}" for k, n in sorted(ops.items())),
-                     ", ".join(f"{k} {n}" for k, n in sorted(schemes.items()))])
+        rows.append(
+            [
+                f"`{name}`",
+                len(cases),
+                len(counted),
+                ", ".join(f"{k} {n}" for k, n in sorted(ops.items())),
+                ", ".join(f"{k} {n}" for k, n in sorted(schemes.items())),
+            ]
+        )
         detail.append(f"\n## {name}\n\n")
         for kind, facts in marginals(cases).items():
             axis = facts.pop("axis (k,s,p,d)")
-            detail.append(f"- **{kind}**: {len(axis)} axis classes; "
-                          + "; ".join(f"{f} {' '.join(map(str, v))}" for f, v in facts.items()) + "\n")
+            detail.append(
+                f"- **{kind}**: {len(axis)} axis classes; "
+                + "; ".join(f"{f} {' '.join(map(str, v))}" for f, v in facts.items())
+                + "\n"
+            )
     out.append(_table(["tier", "cases", "structural classes", "ops", "schemes"], rows))
     out.append(_crossing())
     out.append(_neighbourhoods())
@@ -167,14 +228,19 @@ def _neighbourhoods() -> str:
 
     spelled = Counter(e["context"] for e in models.entries())
     found = models.neighbourhoods()
-    rows = [[f"`{cx}`", n, f"{found[cx]['network']} `{found[cx]['layer']}`" if cx in found else "-"]
-            for cx, n in spelled.most_common()]
+    rows = [
+        [f"`{cx}`", n, f"{found[cx]['network']} `{found[cx]['layer']}`" if cx in found else "-"]
+        for cx, n in spelled.most_common()
+    ]
     stops = [[why, n] for why, n in sorted(models.unspelled().items(), key=lambda kv: -kv[1])]
-    return ("\n## Around the networks' convs\n\nWhat the 13 networks put around each conv, spelled in the context "
-            "grammar (harness/networks/neighbours.py); nightly runs each spelling around its smallest conv, in every "
-            "graph scheme.\n\n" + _table(["context", "convs", "run around"], rows)
-            + "\nWhere the grammar stops before the network does, and why:\n\n" + _table(["after the spelling", "convs"],
-                                                                                        stops))
+    return (
+        "\n## Around the networks' convs\n\nWhat the 13 networks put around each conv, spelled in the context "
+        "grammar (harness/networks/neighbours.py); nightly runs each spelling around its smallest conv, in every "
+        "graph scheme.\n\n"
+        + _table(["context", "convs", "run around"], rows)
+        + "\nWhere the grammar stops before the network does, and why:\n\n"
+        + _table(["after the spelling", "convs"], stops)
+    )
 
 
 def _crossing() -> str:
@@ -184,16 +250,28 @@ def _crossing() -> str:
 
     covered = {name: {(r["kind"], r["position"]): r for r in coverage(sweep(name))} for name in SWEEPS}
     keys = list(next(iter(covered.values())))
-    rows = [[kind, position, covered[next(iter(SWEEPS))][(kind, position)]["expected"],
-             *(f"{covered[n][(kind, position)]['covered']} "
-               f"({covered[n][(kind, position)]['covered'] / covered[n][(kind, position)]['expected']:.1%})"
-               for n in SWEEPS)] for kind, position in keys]
-    return ("\n## The crossing\n\nEvery per-axis class (kernel, stride, padding, dilation or output padding, remainder "
-            "kind) with every group kind (dense, depthwise x1, x2, grouped) and bias on and off, per conv kind and "
-            "position (one axis alone, the others plain, or all alike): the share each tier covers "
-            "(harness/cases/crossed.py).\n\n"
-            + _table(["conv", "position", "axis x group x bias", *SWEEPS], rows)
-            + "\nLeft out on purpose:\n\n" + "".join(f"- {what}: {why}.\n" for what, why in LEFT_OUT.items()))
+    rows = [
+        [
+            kind,
+            position,
+            covered[next(iter(SWEEPS))][(kind, position)]["expected"],
+            *(
+                f"{covered[n][(kind, position)]['covered']} "
+                f"({covered[n][(kind, position)]['covered'] / covered[n][(kind, position)]['expected']:.1%})"
+                for n in SWEEPS
+            ),
+        ]
+        for kind, position in keys
+    ]
+    return (
+        "\n## The crossing\n\nEvery per-axis class (kernel, stride, padding, dilation or output padding, remainder "
+        "kind) with every group kind (dense, depthwise x1, x2, grouped) and bias on and off, per conv kind and "
+        "position (one axis alone, the others plain, or all alike): the share each tier covers "
+        "(harness/cases/crossed.py).\n\n"
+        + _table(["conv", "position", "axis x group x bias", *SWEEPS], rows)
+        + "\nLeft out on purpose:\n\n"
+        + "".join(f"- {what}: {why}.\n" for what, why in LEFT_OUT.items())
+    )
 
 
 # -- judging --------------------------------------------------------------------------------------------------
@@ -207,8 +285,9 @@ def _constants_with_comments(path: Path) -> list[tuple[str, str, str]]:
             while i >= 0 and lines[i].lstrip().startswith("#"):
                 comment.insert(0, lines[i].lstrip()[1:].strip())
                 i -= 1
-            why = " ".join(comment) or ("(the argument above, for this one too)" if node.lineno == previous_end + 1
-                                        else "")
+            why = " ".join(comment) or (
+                "(the argument above, for this one too)" if node.lineno == previous_end + 1 else ""
+            )
             out.append((node.targets[0].id, ast.unparse(node.value), why))
         previous_end = node.end_lineno or node.lineno
     return out
@@ -217,12 +296,14 @@ def _constants_with_comments(path: Path) -> list[tuple[str, str, str]]:
 def judging() -> str:
     from harness.policy.schemes import SCHEMES
 
-    out = [HEADER.format(source="harness/policy/tolerances.py and harness/policy/schemes.py"),
-           "# Judging rules and tolerances\n\n",
-           "Every number the judge uses, with the argument behind it. Tolerances that follow from a case's own "
-           "quantities (the DOT_PRODUCT limit from the dot-product length and formats, a context's LSB tolerance "
-           "from its quantization parameters) are computed per case; these are the fixed ones.\n\n",
-           "## Fixed numbers\n\n"]
+    out = [
+        HEADER.format(source="harness/policy/tolerances.py and harness/policy/schemes.py"),
+        "# Judging rules and tolerances\n\n",
+        "Every number the judge uses, with the argument behind it. Tolerances that follow from a case's own "
+        "quantities (the DOT_PRODUCT limit from the dot-product length and formats, a context's LSB tolerance "
+        "from its quantization parameters) are computed per case; these are the fixed ones.\n\n",
+        "## Fixed numbers\n\n",
+    ]
     rows = [[f"`{n}`", f"`{v}`", c] for n, v, c in _constants_with_comments(ROOT / "harness/policy/tolerances.py")]
     out.append(_table(["name", "value", "why"], rows))
     out.append("\n## Schemes: the rule each is judged by, and its SQNR floor\n\n")
@@ -230,40 +311,111 @@ def judging() -> str:
     for s in SCHEMES.values():
         floor = f"{s.sqnr.db} dB ({s.sqnr.basis}): {s.sqnr.why}" if s.sqnr else "-"
         per_data = "; ".join(f"{d}: {f.db} dB ({f.basis})" for d, f in sorted(s.sqnr_by_dataset.items()))
-        rows.append([f"`{s.name}`", s.rule, s.tosa_spec, s.dtype or "int (PT2E)", floor, per_data or "-",
-                     "yes" if s.tiered else "by descriptor only"])
-    out.append(_table(["scheme", "rule", "TOSA profile", "dtype", "SQNR floor and derivation", "per data set",
-                       "in the tiers"], rows))
+        rows.append(
+            [
+                f"`{s.name}`",
+                s.rule,
+                s.tosa_spec,
+                s.dtype or "int (PT2E)",
+                floor,
+                per_data or "-",
+                "yes" if s.tiered else "by descriptor only",
+            ]
+        )
+    out.append(
+        _table(
+            ["scheme", "rule", "TOSA profile", "dtype", "SQNR floor and derivation", "per data set", "in the tiers"],
+            rows,
+        )
+    )
     return "".join(out)
 
 
 # -- performance ----------------------------------------------------------------------------------------------
-def _flatten(value, prefix: str = "") -> list[tuple[str, object]]:
-    if isinstance(value, dict):
-        return [kv for k, v in value.items() for kv in _flatten(v, f"{prefix}{k}.")]
-    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
-        return [(f"{prefix}[{len(value)} rows]", "see the JSON file")]
-    if isinstance(value, list):
-        return [(prefix[:-1], ", ".join(map(str, value)) if len(value) <= 12 else f"{len(value)} items")]
-    return [(prefix[:-1], value)]
+def _bench(name: str):
+    """A benchmark script of benchmarks/ as a module (each renders its own JSON as a table: `table`)."""
+    import importlib.util
+
+    sys.path.insert(0, str(BENCH))
+    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+BENCH = ROOT / "benchmarks"  # the benchmarks and their figures: always this repository's
+RESULTS = BENCH / "results"
+# JSON file(s) -> (the benchmark that writes them, a heading, what it measures)
+BENCHMARKS = (
+    (
+        ("per_case.json",),
+        "bench_per_case",
+        "Per case, against ExecuTorch's own pipelines",
+        "The same ten configs through the harness (alone, and as one pack) and through `TosaPipelineINT` / "
+        "`TosaPipelineFP`, each side in a fresh process warmed up once, alternating over the rounds; a ratio is "
+        "taken within a round, where both sides met the same machine.",
+    ),
+    (
+        ("sweep_smoke.json", "sweep_nightly.json"),
+        "bench_sweeps",
+        "Tiers, packed and alone",
+        "A tier's wall time with two workers, packed and every case alone, and whether the two agree case by case "
+        "(outcome, reason, rule, metrics, TOSA operators, output digest).",
+    ),
+    (
+        ("pytest_smoke.json",),
+        "bench_pytest",
+        "The tier under pytest",
+        "Smoke under the pytest plugin against the `sweep` verb, back to back.",
+    ),
+    (
+        ("workers.json",),
+        "bench_workers",
+        "What a worker costs",
+        "Start-up and resident memory of one worker over the first nightly cases, with the sweeps' recycle limit.",
+    ),
+    (
+        ("shrink.json",),
+        "bench_shrink",
+        "Shrinking",
+        "Every canary's first catching smoke case, shrunk to a 1-minimal config.",
+    ),
+)
+
+
+def bench_table(files: tuple[str, ...], script: str) -> str:
+    module = _bench(script)
+    paths = [str(RESULTS / f) for f in files]
+    return module.table(paths if len(paths) > 1 else paths[0]) + "\n"
+
+
+def bench_block(files: tuple[str, ...], script: str) -> str:
+    """A benchmark's table inside a hand-written page, set off by blank lines (Markdown needs them)."""
+    return "\n" + bench_table(files, script) + "\n"
 
 
 def performance() -> str:
-    out = [HEADER.format(source="benchmarks/results/*.json"), "# Performance\n\n",
-           "Each benchmark writes its figures as JSON (`benchmarks/`, `tox -e bench`); these tables are those "
-           "files as they are in the repository. Re-run a benchmark and regenerate to update them.\n"]
-    for path in sorted((ROOT / "benchmarks/results").glob("*.json")):
-        data = json.loads(path.read_text())
-        doc = (ROOT / "benchmarks" / f"bench_{path.stem.split('_')[0]}.py")
-        out.append(f"\n## {path.stem}\n\nFrom `benchmarks/results/{path.name}`"
-                   + (f" (`benchmarks/{doc.name}`)" if doc.exists() else "") + ".\n\n")
-        rows = [[f"`{k}`", v] for k, v in _flatten(data)]
-        out.append(_table(["figure", "value"], rows))
+    out = [
+        HEADER.format(source="benchmarks/results/*.json"),
+        "# Performance\n\n",
+        "Each benchmark writes its figures as JSON (`benchmarks/`, `tox -e bench`); each table below is its "
+        "script's `table` of those files as they are in the repository (every round and sample is in the JSON). "
+        "Re-run a benchmark and regenerate to update them.\n",
+    ]
+    for files, script, heading, what in BENCHMARKS:
+        sources = ", ".join(f"`benchmarks/results/{f}`" for f in files)
+        out.append(f"\n## {heading}\n\n{what} From {sources} (`benchmarks/{script}.py`).\n\n")
+        out.append(bench_table(files, script))
     return "".join(out)
 
 
-PAGES = {"cli.md": cli, "findings.md": findings, "tiers.md": tiers, "judging.md": judging,
-         "performance.md": performance}
+PAGES = {
+    "cli.md": cli,
+    "findings.md": findings,
+    "tiers.md": tiers,
+    "judging.md": judging,
+    "performance.md": performance,
+}
 
 
 # -- blocks inside hand-written pages ---------------------------------------------------------------------------
@@ -276,24 +428,49 @@ def layers_block() -> str:
     return "```\nharness/\n" + "\n".join(lines) + "\n```\n"
 
 
-# file (from the repository's root) -> (block name, its builder): the text between the block's two markers
-BLOCKS = {"README.md": ("layers", layers_block), "docs/guide/layout.md": ("layers", layers_block)}
+# file (from the repository's root) -> its blocks: (name, source named in the marker, builder); a block is the text
+# between its two markers
+BLOCKS = {
+    "README.md": (
+        ("layers", "harness/layers.py", layers_block),
+        (
+            "pytest_smoke",
+            "benchmarks/results/pytest_smoke.json",
+            lambda: bench_block(("pytest_smoke.json",), "bench_pytest"),
+        ),
+    ),
+    "docs/guide/layout.md": (
+        ("layers", "harness/layers.py", layers_block),
+        ("per_case", "benchmarks/results/per_case.json", lambda: bench_block(("per_case.json",), "bench_per_case")),
+        (
+            "sweeps",
+            "benchmarks/results/sweep_*.json",
+            lambda: bench_block(("sweep_smoke.json", "sweep_nightly.json"), "bench_sweeps"),
+        ),
+        ("workers", "benchmarks/results/workers.json", lambda: bench_block(("workers.json",), "bench_workers")),
+    ),
+}
 
 
-def _splice(text: str, name: str, block: str, where: str) -> str:
-    start = f"<!-- {name}: generated by `{COMMAND}` from harness/{name}.py -->\n"
+def _splice(text: str, name: str, source: str, block: str, where: str) -> str:
+    start = f"<!-- {name}: generated by `{COMMAND}` from {source} -->\n"
     end = f"<!-- /{name} -->"
     if start not in text or end not in text:
         raise SystemExit(f"{where} lacks the markers of its {name} block: {start.strip()} ... {end}")
     head, rest = text.split(start, 1)
-    return head + start + block + rest[rest.index(end):]
+    return head + start + block + rest[rest.index(end) :]
 
 
 def spliced() -> dict[str, str]:
-    """Each file holding a generated block, as it must read now."""
+    """Each file holding generated blocks, as it must read now."""
     sys.path.insert(0, str(ROOT))
-    return {path: _splice((ROOT / path).read_text(), name, build_block(), path)
-            for path, (name, build_block) in BLOCKS.items()}
+    out = {}
+    for path, blocks in BLOCKS.items():
+        text = (ROOT / path).read_text()
+        for name, source, build_block in blocks:
+            text = _splice(text, name, source, build_block(), path)
+        out[path] = text
+    return out
 
 
 def build() -> dict[str, str]:
