@@ -35,6 +35,7 @@ from harness import overlays
 from harness.bisect.search import ASKED, OTHER, search
 from harness.config import ConfigError
 from harness.overlays import DEFAULT_CACHE, PACKAGE, OverlayError, installed_version
+from harness.speedups.state import ENV_OFF
 
 __all__ = ["DEFAULT_CACHE", "OverlayError", "available_releases", "between", "bisect_releases", "installed_version"]
 
@@ -81,8 +82,12 @@ class Trial:
 def run_case_under(
     path: Path | None, descriptor: str, seed: int, target: str, timeout: float = 1800
 ) -> tuple[dict | None, str]:
-    """The case's JSON result under the overlay at `path` (None: the installed release), or None and why."""
-    env = dict(os.environ)
+    """The case's JSON result under the overlay at `path` (None: the installed release), or None and why.
+
+    The child runs the plain flow, speed-ups off: their proof is per ExecuTorch, so on a commit's fresh overlay it
+    would cost more than the one case it speeds up, and a step's verdict then rests on the backend's own code
+    alone, never on a speed-up outside its proof sample."""
+    env = dict(os.environ, **{ENV_OFF: "1"})
     if path is not None:
         env["PYTHONPATH"] = os.pathsep.join([str(path), *filter(None, [env.get("PYTHONPATH")])])
     cmd = [sys.executable, "-m", "harness", "run", descriptor, "--seed", str(seed), "--target", target, "--json"]
