@@ -138,6 +138,7 @@ print(sorted(m for m in ("torch", "executorch", "torchao", "numpy") if m in sys.
 """
 
 
+@pytest.mark.processes
 def test_what_a_sweeps_parent_does_loads_no_torch(tmp_path):
     """Listing, selecting, checking a request, the registry, the history and diffs: the parent of a sweep and
     the pytest controller do these, and must not pay torch's 3 s and 220 MB for them."""

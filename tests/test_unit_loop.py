@@ -86,3 +86,54 @@ def test_a_module_that_imports_the_lowering_while_collected_stops_a_run_that_sel
     )
     assert proc.returncode == 4, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "collecting the tests imported executorch.exir" in proc.stderr, proc.stderr[-2000:]
+
+
+PROCESS_PROBE = """
+import subprocess
+import sys
+
+import pytest
+
+def test_starts_python_unmarked():
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+
+@pytest.mark.processes
+def test_starts_python_marked():
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+
+def test_runs_git_unmarked():
+    subprocess.run(["git", "--version"], check=True, capture_output=True)
+"""
+
+
+def test_a_test_outside_the_mark_that_starts_python_fails_naming_the_command(tmp_path):
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    shutil.copy(Path(__file__).with_name("conftest.py"), tests / "conftest.py")
+    (tests / "test_probe.py").write_text(PROCESS_PROBE)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:randomly",
+            "-p",
+            "no:cacheprovider",
+            "-rA",
+            "-o",
+            "markers=lowering\nprocesses",
+            "--rootdir",
+            str(tmp_path),
+            str(tests),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 1, proc.stdout[-2000:]
+    assert "FAILED tests/test_probe.py::test_starts_python_unmarked" in proc.stdout, proc.stdout[-2000:]
+    assert f"a test without the 'processes' mark started '{sys.executable} -c pass'" in proc.stdout
+    assert "PASSED tests/test_probe.py::test_starts_python_marked" in proc.stdout
+    assert "PASSED tests/test_probe.py::test_runs_git_unmarked" in proc.stdout

@@ -97,6 +97,7 @@ def _digest(descriptor: str, seed: int) -> str:
     return h.hexdigest()
 
 
+@pytest.mark.processes
 def test_tensors_are_identical_in_another_process():
     d = "conv2d_ic8_oc16_i16x16_k3_s2_p1_qa8w8"
     code = f"from tests.build_stage.test_model_data import _digest; print(_digest({d!r}, 5))"

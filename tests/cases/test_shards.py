@@ -42,6 +42,7 @@ def test_shards_are_balanced_by_expected_cost():
     assert expected_cost(select("smoke", pattern="_dyspatial$")[0]) > 2 * expected_cost(select("smoke")[0])
 
 
+@pytest.mark.processes
 def test_a_shard_is_the_same_in_another_process():
     code = "from harness.cases.selection import select; print([c.descriptor for c in select('smoke', shard='2/5')])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

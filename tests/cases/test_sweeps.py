@@ -41,6 +41,7 @@ def test_a_mirroring_scheme_runs_every_case_of_its_twin_and_changes_no_other():
         ]
 
 
+@pytest.mark.processes
 def test_same_tier_same_list_in_another_process():
     code = "from harness.cases.sweeps import sweep; print('\\n'.join(c.descriptor for c in sweep('nightly', 5, 3)))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()

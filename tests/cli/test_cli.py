@@ -80,6 +80,7 @@ def test_bad_input_is_exit_2_with_one_line(args, fragment, capsys):
     assert fragment in err and len(err.splitlines()) == 1
 
 
+@pytest.mark.processes
 def test_bad_option_is_exit_2():
     assert _cli("run", "--seed", "x", "conv2d_ic8_oc8_i8x8_k3").returncode == 2
 
@@ -128,6 +129,7 @@ def test_run_exit_code_follows_the_outcome(monkeypatch, capsys, outcome, stale, 
     assert f"outcome: {outcome}" in capsys.readouterr().out
 
 
+@pytest.mark.processes
 def test_help_on_each_verb():
     for verb in ("list", "run", "sweep"):
         assert "usage: python -m harness " + verb in _cli(verb, "--help", check_rc=0).stdout

@@ -191,6 +191,7 @@ def test_depthwise_facts():
     assert not parse_descriptor("conv2d_ic8_oc12_g4_i8x8_k3").is_depthwise
 
 
+@pytest.mark.processes
 def test_a_config_too_big_for_a_worker_is_refused_before_anything_is_allocated():
     """The check is arithmetic on the config: no torch, no tensor (harness/policy/limits.py derives the limit)."""
     import subprocess

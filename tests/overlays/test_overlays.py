@@ -182,6 +182,7 @@ def test_a_sweep_on_a_tree_that_cannot_import_stops_with_one_line_and_records_no
         assert h.summaries() == []
 
 
+@pytest.mark.processes
 def test_a_source_tree_runs_on_its_own_core_over_the_installed_compiled_parts(tmp_path):
     """exir, the passes and serializers come from the tree (a change to its exir is what imports); the compiled
     parts from the installed wheel; the marker and its one line say so."""

@@ -6,6 +6,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from harness.cases.crossed import universe
 from harness.config import parse_descriptor
 from harness.report.coverage_page import render
@@ -29,6 +31,7 @@ def test_each_cell_counts_the_pads_and_remainders_covered_of_those_asked_for():
     assert _cells(row)[1] == ("part", 2, 3), "dense, no bias: pads 0 and 1 of 0-2"
 
 
+@pytest.mark.processes
 def test_the_cli_writes_the_page_with_classes_and_refuses_it_without(tmp_path):
     out = tmp_path / "crossing.html"
     proc = subprocess.run(

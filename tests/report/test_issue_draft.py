@@ -78,6 +78,7 @@ def test_issue_on_a_registered_finding_writes_its_mechanism_and_a_standalone_rep
     assert (tmp_path / "report" / "bf16.py").exists() and (tmp_path / "report" / "bf16.pt2").exists()
 
 
+@pytest.mark.processes
 def test_a_bad_descriptor_is_refused_in_one_line(tmp_path):
     """Refused before any lowering, with exit 2, as every verb refuses bad input."""
     done = subprocess.run(

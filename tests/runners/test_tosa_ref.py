@@ -70,6 +70,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
+@pytest.mark.processes
 def test_a_hung_model_is_killed_with_its_children_at_the_time_limit(tmp_path, monkeypatch):
     """Nothing the model started may outlive the run: a surviving child holds the worker's pipes open, and pytest-xdist
     then waits for ever on a worker already gone (how the CI run that this guards against never ended)."""

@@ -99,6 +99,7 @@ def test_all_off_on_request(fresh, monkeypatch):
     assert st.on == () and st.summary() == "all off" and fresh == []
 
 
+@pytest.mark.processes
 def test_every_speedup_module_imports_without_torch():
     """A speed-up's import never fails on another torch or ExecuTorch: what it patches is imported in its probe."""
     code = (

@@ -46,6 +46,7 @@ def test_a_missing_converter_is_one_line_before_any_work(tmp_path, monkeypatch, 
 
 
 @needs_converter
+@pytest.mark.processes
 def test_an_unactivated_environment_still_finds_its_converter(tmp_path):
     """CI runs `.venv/bin/python -m pytest` with the venv's bin off PATH: the converter beside that Python is the
     one the lowering uses, not a reason to fail every case."""
