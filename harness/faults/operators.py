@@ -226,35 +226,40 @@ def _points(tree: ast.Module) -> list[tuple[str, int, str, str, int, tuple[int, 
     return out
 
 
-def _replace(fn: ast.AST, number: int, operator: str, what: str) -> None:
-    target = syntax.body_nodes(fn)[number]
+def _holders(fn: ast.AST) -> dict[int, list[list]]:
+    """id of each statement -> the statement lists (body, orelse, finalbody) of `fn` that hold it."""
+    held: dict[int, list[list]] = {}
+    for node in ast.walk(fn):
+        for field in ("body", "orelse", "finalbody"):
+            stmts = getattr(node, field, None)
+            if isinstance(stmts, list):
+                for s in stmts:
+                    held.setdefault(id(s), []).append(stmts)
+    return held
+
+
+def _replace(fn: ast.AST, number: int, operator: str, what: str, nodes=None, held=None) -> None:
+    """Mutate `fn` in place. `nodes` (its body_nodes) and `held` (its `_holders`), when given, save walking it."""
+    nodes = syntax.body_nodes(fn) if nodes is None else nodes
+    target = nodes[number]
     new = _apply(target, operator, what)
     if new is target:
         return
-    for node in ast.walk(fn):  # put the replacement where the old statement was
-        for field in ("body", "orelse", "finalbody"):
-            stmts = getattr(node, field, None)
-            if isinstance(stmts, list) and any(s is target for s in stmts):
-                stmts[[id(s) for s in stmts].index(id(target))] = new
-                return
+    for stmts in (_holders(fn) if held is None else held).get(id(target), [])[:1]:
+        stmts[[id(s) for s in stmts].index(id(target))] = new  # put the replacement where the old statement was
 
 
 @contextlib.contextmanager
-def _applied(fn: ast.AST, number: int, operator: str, what: str):
+def _applied(fn: ast.AST, number: int, operator: str, what: str, nodes: list, held: dict[int, list[list]]):
     """`fn` with one mutation applied while the block runs, as it was after it (a deep copy of a long function
     per mutant cost ~90% of listing a pass's mutants). `_apply` only rebinds the node's fields and `_replace`
-    only swaps a statement in its list, so saving those is enough."""
-    target = syntax.body_nodes(fn)[number]
+    only swaps a statement in its list, so saving those is enough; for the same reason `nodes` and `held`, taken
+    once per function, stay true from one mutant to the next."""
+    target = nodes[number]
     fields = dict(target.__dict__)
-    lists = [
-        stmts
-        for node in ast.walk(fn)
-        for field in ("body", "orelse", "finalbody")
-        if isinstance(stmts := getattr(node, field, None), list) and any(s is target for s in stmts)
-    ]
-    saved = [(stmts, stmts[:]) for stmts in lists]
+    saved = [(stmts, stmts[:]) for stmts in held.get(id(target), [])]
     try:
-        _replace(fn, number, operator, what)
+        _replace(fn, number, operator, what, nodes, held)
         yield fn
     finally:
         target.__dict__.clear()
@@ -282,10 +287,13 @@ def mutants(source: str, file: str) -> list[Mutant]:
     functions = dict(syntax.functions(tree))
     out = []
     befores: dict[str, str] = {}
+    walked: dict[str, tuple[list, dict]] = {}
     for index, (function, number, operator, what, line, lines, column) in enumerate(_points(tree)):
         fn = functions[function]
         before = befores.setdefault(function, ast.unparse(fn))
-        with _applied(fn, number, operator, what):
+        if function not in walked:
+            walked[function] = (syntax.body_nodes(fn), _holders(fn))
+        with _applied(fn, number, operator, what, *walked[function]):
             after = ast.unparse(ast.fix_missing_locations(fn))
         if after == before:  # e.g. swapping two equal elements: the same program, not a mutant
             continue
