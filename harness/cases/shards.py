@@ -14,6 +14,7 @@ Every shard of one sweep must be given the same selection (tier, --random,
 from __future__ import annotations
 
 import hashlib
+import heapq
 import re
 
 from harness.config import ConfigError, ConvConfig
@@ -48,14 +49,16 @@ def _hash(descriptor: str) -> int:
 
 
 def assign(configs: list[ConvConfig], n: int) -> list[int]:
-    """The part (0-based) of each config."""
-    order = sorted(range(len(configs)), key=lambda i: (-expected_cost(configs[i]), _hash(configs[i].descriptor)))
-    load = [0.0] * n
+    """The part (0-based) of each config: the costliest first, each to the least loaded part (the lower-numbered
+    on a tie)."""
+    costs = [expected_cost(c) for c in configs]
+    order = sorted(range(len(configs)), key=lambda i: (-costs[i], _hash(configs[i].descriptor)))
+    parts = [(0.0, j) for j in range(n)]  # a heap of (load, part): its head is min by (load, part)
     part = [0] * len(configs)
     for i in order:
-        p = min(range(n), key=lambda j: (load[j], j))
+        load, p = parts[0]
         part[i] = p
-        load[p] += expected_cost(configs[i])
+        heapq.heapreplace(parts, (load + costs[i], p))
     return part
 
 
