@@ -7,6 +7,7 @@ from __future__ import annotations
 LAYERS: tuple[tuple[str, str], ...] = (
     ("layers", "this list: no import"),
     ("quiet", "the libraries' known noise, filtered where it arises"),
+    ("cache", "where the harness keeps what it can rebuild, keyed by what it was made from"),
     ("descriptor", "the descriptor grammar and ConfigError: words, no harness import"),
     ("blame", "whose an exception is; the Verdict and BackendImportError types"),
     ("qparams", "quantization parameters read from a converted graph: neutral for the judge"),

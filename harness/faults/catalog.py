@@ -9,15 +9,23 @@ turns the name into a fault that `harness.faults.load` installs.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import importlib.util
+import json
+import os
+import sys
 from functools import cache
 from pathlib import Path
 
+from harness import cache as harness_cache
 from harness.config import ConfigError
 from harness.faults.operators import Mutant, count, mutants
 from harness.policy.mutation import MODULES, PACKAGE
 
 PREFIX = "mutant:"
+STORE = harness_cache.ROOT / "mutants"
+_OPERATORS = tuple(sorted(Path(__file__).parent.glob("*.py")))  # the code that lists mutants: all of faults/
 
 
 def source_file(module: str) -> Path:
@@ -32,7 +40,27 @@ def source_file(module: str) -> Path:
 
 @cache
 def mutants_of(module: str) -> tuple[Mutant, ...]:
-    return tuple(mutants(source_file(module).read_text(), MODULES[module]))
+    """Listing a pass's mutants unparses its functions once per mutant (seconds for the conv pass), so the list
+    is kept on disk under the hash of what makes it: the file's text, the mutation operators' own sources and
+    the Python whose `ast` unparses them. Anything else a list depends on is in those."""
+    source = source_file(module).read_text()
+    key = hashlib.sha256(
+        "\0".join([sys.version.split()[0], source, *(p.read_text() for p in _OPERATORS)]).encode()
+    ).hexdigest()[:24]
+    stored = STORE / f"{module}-{key}.json"
+    try:
+        return tuple(Mutant(**{**row, "lines": tuple(row["lines"])}) for row in json.loads(stored.read_text()))
+    except (OSError, ValueError, TypeError, KeyError):
+        pass
+    found = tuple(mutants(source, MODULES[module]))
+    try:
+        STORE.mkdir(parents=True, exist_ok=True)
+        tmp = stored.with_name(f".{stored.name}.{os.getpid()}")
+        tmp.write_text(json.dumps([dataclasses.asdict(m) for m in found]))
+        os.replace(tmp, stored)
+    except OSError:
+        pass  # an unwritable cache costs the next process the listing again, nothing else
+    return found
 
 
 @cache

@@ -34,13 +34,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness import cache
 from harness.descriptor import ConfigError
 from harness.overlays import sources
 
 PACKAGE = "executorch"
 MARKER = "harness-overlay.json"
 ARM = Path("backends") / "arm"
-DEFAULT_CACHE = Path(os.environ.get("HARNESS_CACHE", Path.home() / ".cache" / "conv-harness")) / "overlays"
+DEFAULT_CACHE = cache.ROOT / "overlays"
 _COMPLETE = ".complete"
 _RELEASE = re.compile(r"^\d+(\.\d+)*([a-z]+\d+)?$")
 

@@ -23,11 +23,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness import cache
 from harness.speedups.base import Undo, run_probe, undo_all
 from harness.speedups.catalog import SPEEDUPS
 
 ENV_OFF = "HARNESS_NO_SPEEDUPS"
-CACHE = Path(os.environ.get("HARNESS_CACHE", Path.home() / ".cache" / "conv-harness")) / "speedup-proofs"
+CACHE = cache.ROOT / "speedup-proofs"
 
 
 @dataclass

@@ -799,3 +799,20 @@ def test_a_stopped_trace_resumes_with_the_cases_it_recorded(tmp_path, monkeypatc
     assert len((tmp_path / "t.results.jsonl").read_text().splitlines()) == 3  # each case's verdict, once
     mutation_run.trace(cases, 1, tmp_path / "t.json")  # from the finished trace: nothing runs
     assert len(given) == 2
+
+
+def test_a_stored_mutant_list_is_the_listing_and_a_broken_one_is_listed_again(tmp_path, monkeypatch):
+    from harness.faults import catalog
+
+    monkeypatch.setattr(catalog, "STORE", tmp_path)
+    module = "decompose_grouped_conv_pass"
+    fresh = tuple(mutants(source_file(module).read_text(), catalog.MODULES[module]))
+    catalog.mutants_of.cache_clear()
+    assert catalog.mutants_of(module) == fresh  # listed, then stored
+    (stored,) = tmp_path.glob(f"{module}-*.json")
+    catalog.mutants_of.cache_clear()
+    assert catalog.mutants_of(module) == fresh  # read back: the same mutants, tuples and all
+    stored.write_text('[{"file": "x"}]')  # a list from a broken write
+    catalog.mutants_of.cache_clear()
+    assert catalog.mutants_of(module) == fresh
+    catalog.mutants_of.cache_clear()
