@@ -9,8 +9,9 @@ case) or starts a process (a Python child spends seconds importing before it
 does anything). A test without the `lowering` mark that imports it fails,
 naming the module; so does a test module that imports it while being
 collected, when the run selects no lowering test at all. A test marked neither
-`processes` nor `lowering` that starts a Python interpreter fails, naming the
-command (a fork, git or a browser is cheap and allowed).
+`processes` nor `lowering` that starts a Python interpreter or a browser (each
+takes seconds before it does anything) fails, naming the command; a fork, git
+or ruff is cheap and allowed.
 """
 
 from __future__ import annotations
@@ -44,9 +45,9 @@ _BEFORE = pytest.StashKey[list]()
 _started: list[str] | None = None  # while an unmarked test runs: the processes it started
 
 
-def _is_python(program) -> bool:
+def _slow_to_start(program) -> bool:
     name = os.path.basename(os.fsdecode(program))
-    return name == os.path.basename(sys.executable) or name.startswith("python")
+    return name == os.path.basename(sys.executable) or name.startswith(("python", "chromium", "chrome"))
 
 
 def _audit(event: str, args: tuple) -> None:
@@ -56,9 +57,9 @@ def _audit(event: str, args: tuple) -> None:
     if event == "subprocess.Popen":
         executable, argv = args[0], args[1]
         argv = [argv] if isinstance(argv, (str, bytes, os.PathLike)) else list(argv)
-        if _is_python(executable or argv[0]):
+        if _slow_to_start(executable or argv[0]):
             _started.append(" ".join(map(os.fsdecode, argv))[:160])
-    elif event == "os.posix_spawn" and _is_python(args[0]):
+    elif event == "os.posix_spawn" and _slow_to_start(args[0]):
         _started.append(os.fsdecode(args[0]))
 
 

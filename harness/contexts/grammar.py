@@ -66,6 +66,8 @@ Each slot contributes to the judge's facts by a rule derived once here:
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -172,8 +174,11 @@ def spell(parts: dict[str, str]) -> str:
 
 def compositions() -> list[str]:
     """Every well-formed composition, in slot order (the empty one, `none`, first)."""
-    import itertools
+    return list(_compositions())
 
+
+@functools.cache
+def _compositions() -> tuple[str, ...]:  # a second (1 s) walk of the slots' product gives the same list
     out = []
     for combo in itertools.product(*[(None, *tokens) for tokens in SLOTS.values()]):
         parts = {s: t for s, t in zip(SLOTS, combo) if t}
@@ -183,7 +188,7 @@ def compositions() -> list[str]:
         except GrammarError:
             continue
         out.append(spell(parts))
-    return out
+    return tuple(out)
 
 
 def _activate(act: str | None, y):

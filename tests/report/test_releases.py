@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 import time
 
+import pytest
+
 from harness.history.db import COMPLETE, History, RunInfo
 from harness.report.html import write_report
 from harness.report.releases import page
@@ -44,6 +46,7 @@ def _r(d: str, actual: str, digest: str = "", issue: str = "", **metrics) -> Cas
     )
 
 
+@pytest.mark.processes  # starts headless Chromium
 def test_each_step_names_what_it_fixed_broke_and_changed(tmp_path):
     t = time.time() - 100
     with History(tmp_path / "h.sqlite") as h:

@@ -155,6 +155,7 @@ def report(tmp_path_factory):
     return page, results
 
 
+@pytest.mark.processes  # starts headless Chromium
 def test_the_rendered_page_has_its_plots_and_failure_rows(report, tmp_path):
     page, results = report
     browser = chromium()
