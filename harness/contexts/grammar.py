@@ -48,9 +48,8 @@ Each slot contributes to the judge's facts by a rule derived once here:
   product of its window (TOSA's AVG_POOL2D takes the DOT_PRODUCT rule with
   KS the window): its window joins the length, and the max of the bounds
   over its windows bounds it (a global pool's: their mean); a max pool
-  takes the max of the bounds. An add adds the other
-  operand's bound and one rounding; a mul scales by |z|
-  and adds one rounding; a folded BN adds BN_FOLD_ROUNDINGS (derived in `harness.policy.tolerances`).
+  takes the max of the bounds. An add adds the other operand's bound and one rounding; a mul scales by
+  |z| and adds one rounding; a folded BN adds BN_FOLD_ROUNDINGS (derived in `harness.policy.tolerances`).
   A rounding is a whole unit of the rule in the output's format, not a term
   of KS (`Context.format_roundings`): an fp16 graph adds and multiplies in fp16.
 * INT tolerance (LSB of the output): t LSB off at a requantized tensor of
@@ -172,13 +171,9 @@ def spell(parts: dict[str, str]) -> str:
     return "-".join(parts[s] for s in SLOTS if s in parts) or "none"
 
 
-def compositions() -> list[str]:
-    """Every well-formed composition, in slot order (the empty one, `none`, first)."""
-    return list(_compositions())
-
-
 @functools.cache
-def _compositions() -> tuple[str, ...]:  # a second (1 s) walk of the slots' product gives the same list
+def compositions() -> tuple[str, ...]:
+    """Every well-formed composition, in slot order (the empty one, `none`, first); walked once (~1 s)."""
     out = []
     for combo in itertools.product(*[(None, *tokens) for tokens in SLOTS.values()]):
         parts = {s: t for s, t in zip(SLOTS, combo) if t}

@@ -89,4 +89,4 @@ CONTEXTS: Mapping[str, Context] = _Contexts()
 
 def all_contexts() -> list[str]:
     """Every context: each well-formed composition, then those outside the grammar."""
-    return compositions() + list(OUTSIDE_GRAMMAR)
+    return [*compositions(), *OUTSIDE_GRAMMAR]
