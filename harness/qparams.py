@@ -82,11 +82,11 @@ class QuantizedModel:
 
 
 _Q = torch.ops.quantized_decomposed
-_DQ_TENSOR = (_Q.dequantize_per_tensor.default, _Q.dequantize_per_tensor.tensor)
-_Q_TENSOR = (_Q.quantize_per_tensor.default, _Q.quantize_per_tensor.tensor)
+DQ_TENSOR = (_Q.dequantize_per_tensor.default, _Q.dequantize_per_tensor.tensor)
+Q_TENSOR = (_Q.quantize_per_tensor.default, _Q.quantize_per_tensor.tensor)
 _DQ_CHANNEL = (_Q.dequantize_per_channel.default,)
 _ATEN = torch.ops.aten
-_CONV_TARGETS = {  # every aten conv overload a converted graph may hold
+CONV_TARGETS = {  # every aten conv overload a converted graph may hold
     *(getattr(_ATEN, op).default for op in ("convolution", "conv1d", "conv2d", "conv3d", "conv_transpose1d")),
     *(getattr(_ATEN, op).padding for op in ("conv1d", "conv2d", "conv3d")),
     *(getattr(_ATEN, op).input for op in ("conv_transpose2d", "conv_transpose3d")),
@@ -140,7 +140,7 @@ def _conv_output_qparams(node: torch.fx.Node, gm) -> TensorQParams | None:
     """The quantize that follows a conv, looking through a fused activation."""
     while True:
         users = list(node.users)
-        quantize = [u for u in users if u.target in _Q_TENSOR]
+        quantize = [u for u in users if u.target in Q_TENSOR]
         if len(quantize) == 1:
             return _tensor_qparams(quantize[0], gm)
         if len(users) == 1 and users[0].target in _PASS_THROUGH:
@@ -152,13 +152,13 @@ def _conv_output_qparams(node: torch.fx.Node, gm) -> TensorQParams | None:
 def _conv_qparams(conv: torch.fx.Node, gm) -> ConvQParams | None:
     x_dq, w_dq = conv.args[0], conv.args[1]
     b_dq = conv.args[2] if len(conv.args) > 2 else None
-    if not (isinstance(x_dq, torch.fx.Node) and x_dq.target in _DQ_TENSOR):
+    if not (isinstance(x_dq, torch.fx.Node) and x_dq.target in DQ_TENSOR):
         return None
-    if not (isinstance(w_dq, torch.fx.Node) and (w_dq.target in _DQ_CHANNEL or w_dq.target in _DQ_TENSOR)):
+    if not (isinstance(w_dq, torch.fx.Node) and (w_dq.target in _DQ_CHANNEL or w_dq.target in DQ_TENSOR)):
         return None
     bias = bias_scales = None
     if isinstance(b_dq, torch.fx.Node):
-        if b_dq.target in _DQ_CHANNEL or b_dq.target in _DQ_TENSOR:
+        if b_dq.target in _DQ_CHANNEL or b_dq.target in DQ_TENSOR:
             bq = _weight_qparams(b_dq, gm)
             bias, bias_scales = bq.values, bq.scales
         else:
@@ -179,14 +179,14 @@ def conv_qparams(gm: torch.fx.GraphModule) -> list[ConvQParams | None]:
             out += [
                 _conv_qparams(n, owner)
                 for n in owner.graph.nodes
-                if n.op == "call_function" and n.target in _CONV_TARGETS
+                if n.op == "call_function" and n.target in CONV_TARGETS
             ]
     return out
 
 
 def conv_output_quantize(quantized: QuantizedModel) -> torch.fx.Node:
     """The quantize node of the conv under test's output, in the converted model's top-level graph."""
-    convs = [n for n in quantized.module.graph.nodes if n.op == "call_function" and n.target in _CONV_TARGETS]
+    convs = [n for n in quantized.module.graph.nodes if n.op == "call_function" and n.target in CONV_TARGETS]
     conv = convs[quantized.conv_index]
     return next(u for u in conv.users if u.target in (_Q.quantize_per_tensor.default,))
 
@@ -197,7 +197,7 @@ def op_qparams(gm: torch.fx.GraphModule, op: str) -> tuple[list[TensorQParams | 
     for n in gm.graph.nodes:
         if n.op == "call_function" and getattr(n.target, "__name__", "").split(".")[0] == op:
             inputs = [
-                _tensor_qparams(a, gm) if isinstance(a, torch.fx.Node) and a.target in _DQ_TENSOR else None
+                _tensor_qparams(a, gm) if isinstance(a, torch.fx.Node) and a.target in DQ_TENSOR else None
                 for a in n.args
             ]
             return inputs, _conv_output_qparams(n, gm)
@@ -208,7 +208,7 @@ def output_qparams(gm: torch.fx.GraphModule) -> TensorQParams | None:
     """The quantization of the model's (first) output, from its final dequantize."""
     out = gm.graph.output_node().args[0]
     first = out[0] if isinstance(out, (tuple, list)) else out
-    if isinstance(first, torch.fx.Node) and first.target in _DQ_TENSOR:
+    if isinstance(first, torch.fx.Node) and first.target in DQ_TENSOR:
         return _tensor_qparams(first, gm)
     return None
 

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from harness import overlays
 from harness.bisect.search import ASKED, OTHER, search
-from harness.bisect.versions import _signature, run_case_under
+from harness.bisect.versions import result_signature, run_case_under
 from harness.config import ConfigError
 from harness.overlays import ARM, DEFAULT_CACHE
 
@@ -120,7 +120,7 @@ def state_of(result: dict | None) -> str:
         return ""
     if result["actual_outcome"] == "pass":
         return "pass"
-    signature = _signature(result)
+    signature = result_signature(result)
     if result.get("error_type"):
         head = (result.get("reason") or "").split(" While executing")[0].split(" [")[0]
         head = re.sub(r"\b[su]?\d+\b", "N", head.split(": ", 2)[-1])[:100]

@@ -17,7 +17,9 @@
 
 from __future__ import annotations
 
+import copy
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -159,8 +161,6 @@ def whole_model(model: torch.nn.Module, samples: list[torch.Tensor], scheme: str
 
 
 def _cast(model: torch.nn.Module, dtype: torch.dtype) -> torch.nn.Module:
-    import copy
-
     return copy.deepcopy(model).to(dtype)
 
 
@@ -238,7 +238,7 @@ def run_network(
         report.recalibrated = recalibrate_batch_norm(model, xs)
     report.whole = whole_model(model, xs, scheme, target)
     if say:
-        say(_whole_line(report.whole))
+        say(whole_line(report.whole))
     folder = Path(out_dir) / "captured"
     run_id = new_run_id()
     for index, (name, module, activations) in enumerate(capture(model, xs)):
@@ -265,11 +265,10 @@ def run_network(
     return report
 
 
-def _whole_line(w: dict) -> str:
+def whole_line(w: dict) -> str:
     if not w.get("ok"):
         return f"whole model: FAILED after {w.get('seconds')} s: {w.get('error')}"
     steps = f" ({w['max_diff_steps']} output steps)" if w.get("max_diff_steps") is not None else ""
-    from collections import Counter
 
     left = ", ".join(f"{n} x{k}" if k > 1 else n for n, k in Counter(w["cpu_ops"]).items()) or "none"
     return (

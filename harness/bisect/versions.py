@@ -113,13 +113,13 @@ def judge_release(version: str, result: dict | None, why: str, bad_signature: st
         return "good", ""
     if result["actual_outcome"] == "harness_error":
         return "untestable", f"the harness's own code failed there: {result.get('reason', '')[:200]}"
-    sig = _signature(result)
+    sig = result_signature(result)
     if bad_signature is None or sig == bad_signature:
         return "bad", result.get("reason", "")[:200]
     return "untestable", f"fails another way: {sig}: {result.get('reason', '')[:200]}"
 
 
-def _signature(result: dict) -> str:
+def result_signature(result: dict) -> str:
     from harness.bisect.shrink import signature
     from harness.results.case_result import CaseResult
 
@@ -166,7 +166,7 @@ def bisect_releases(
         else:
             result, why = run_case_under(path, descriptor, seed, target)
             verdict, detail = judge_release(version, result, why, bad_signature)
-            sig = _signature(result) if result and result["actual_outcome"] != "pass" else ""
+            sig = result_signature(result) if result and result["actual_outcome"] != "pass" else ""
             t = Trial(
                 version,
                 verdict,

@@ -14,6 +14,8 @@ Torch-free: it only reads the file.
 from __future__ import annotations
 
 import json
+import math
+from collections import Counter
 from functools import lru_cache
 from pathlib import Path
 
@@ -52,7 +54,6 @@ def models(schemes=GRAPH_SCHEMES, by: str = "class") -> list[ConvConfig]:
 def neighbourhoods() -> dict[str, dict]:
     """Each distinct neighbourhood the networks put around a conv that the grammar spells -> the smallest conv
     that has it (input elements, then order)."""
-    import math
 
     out: dict[str, dict] = {}
     for e in entries():
@@ -68,7 +69,6 @@ def neighbourhoods() -> dict[str, dict]:
 
 def unspelled() -> dict[str, int]:
     """What the grammar cannot spell after a network's conv, and why -> how many convs it stops."""
-    from collections import Counter
 
     return dict(Counter(e["unspelled"] for e in entries() if e.get("unspelled")))
 

@@ -8,6 +8,7 @@ match between `-n 0` and `-n auto` and between runs.
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 
 from harness.cases import compositions, crossed, models, strategies, structural
 from harness.cases.smoke_picks import (
@@ -186,7 +187,6 @@ def _is_case_of(target: Target, c: ConvConfig) -> bool:
 
 def listed(path: str) -> list[ConvConfig]:
     """The cases a batch file lists: one descriptor per line ('#' starts a comment); ConfigError names a bad line."""
-    from pathlib import Path
 
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()

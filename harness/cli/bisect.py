@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 from harness.cli import options
 from harness.cli.common import EXIT_FAIL, EXIT_OK
@@ -224,14 +225,13 @@ def cmd_model(args) -> int:
         raise ConfigError(f"invalid --scheme={args.scheme}: must be one of {', '.join(SCHEME_NAMES)}")
     get_target(args.target)
     factory = load_factory(args.model)  # a spec that does not load leaves nothing behind
-    from harness.bisect.network import _whole_line, run_network
+    from harness.bisect.network import run_network, whole_line
     from harness.results.store import ResultWriter
 
     out = args.out or f"reports/model-{args.model.split(':')[-1]}-{args.scheme}"
     say = None if args.json else (lambda line: print(line, flush=True))
     if say:
         print(f"model:   {args.model} ({args.scheme} on {args.target}); results and captured data in {out}")
-    from pathlib import Path
 
     Path(out).mkdir(parents=True, exist_ok=True)
     with ResultWriter(Path(out) / "results.jsonl") as writer:
@@ -263,7 +263,7 @@ def cmd_model(args) -> int:
         print(f"    next:    python -m harness bisect passes '{layer.descriptor}' --captured '{layer.data_file}'")
         print(f"             python -m harness shrink '{layer.descriptor}' --captured '{layer.data_file}'")
     if not report.whole.get("ok"):
-        print(_whole_line(report.whole))
+        print(whole_line(report.whole))
     return EXIT_FAIL if bad else EXIT_OK
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections import Counter
 
 from harness.cli import options
 from harness.cli.common import EXIT_FAIL, EXIT_OK
@@ -41,8 +42,6 @@ def expected_op(c) -> str:
 
 
 def _print_stats(configs) -> None:
-    from collections import Counter
-
     print(f"{len(configs)} cases")
     for title, key in (
         ("rank", lambda c: f"{'t' if c.transposed else ''}conv{c.rank}d"),

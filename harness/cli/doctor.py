@@ -9,7 +9,9 @@ the partitioner's reasons can be read, and each target's runner.
 
 from __future__ import annotations
 
+import importlib.util
 import json
+from pathlib import Path
 
 from harness.cli import options
 from harness.cli.common import EXIT_OK
@@ -32,7 +34,6 @@ TOOLS = (
 
 def tools() -> dict:
     """Each tool: found or not, what it is for, how to get it."""
-    import importlib.util
 
     from harness.tools import locate
 
@@ -49,7 +50,6 @@ def tools() -> dict:
 
 def paths() -> dict:
     """Where results, reports and the history go by default, and whether they can be written here."""
-    from pathlib import Path
 
     from harness.cli.paths import DEFAULTS, check_path
     from harness.config import ConfigError

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter, defaultdict
 
 from harness.cli.common import EXIT_FAIL, EXIT_OK
 
@@ -68,7 +69,6 @@ def cmd_registry(args) -> int:
 
 def _reclassified(results) -> int:
     """The results judged again by today's registry and rejections: counts per ExecuTorch, and each case not green."""
-    from collections import Counter, defaultdict
 
     from harness.expectations.measure import reclassify
 

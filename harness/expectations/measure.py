@@ -10,6 +10,7 @@ registry RESULTS...`), never by hand.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -129,7 +130,6 @@ def reclassify(r: CaseResult, backend=None) -> CaseResult:
     """`r` judged again by today's expectations, on the ExecuTorch it ran on (or `backend`); its reason stands in
     for the error message, which results do not keep (it holds the message and, for a refusal, the
     partitioner's)."""
-    import dataclasses
 
     from harness.config import parse_descriptor
     from harness.expectations.classify import Observation, classify

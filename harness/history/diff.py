@@ -16,6 +16,7 @@ Drift thresholds: `harness.policy.tolerances` (DRIFT_UP, DRIFT_DOWN), each with 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 
 from harness.policy.tolerances import DRIFT_DOWN, DRIFT_UP
@@ -157,7 +158,6 @@ def failure_of(r: CaseResult) -> str:
 def _message(r: CaseResult) -> str:
     """A failure's message without its numbers or the interpreter's node dump: two AttributeErrors about
     different attributes are two failures, the same crash at another size is one."""
-    import re
 
     text = r.reason.split(" While executing ")[0].split(" [a new failure")[0]
     return re.sub(r"\d+(\.\d+)?", "N", text)[:160] if r.actual_outcome != "mismatch" else ""

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import torch
 
 from harness.contexts.base import gain
-from harness.qparams import _CONV_TARGETS, _DQ_TENSOR, _Q_TENSOR, ConvQParams
+from harness.qparams import CONV_TARGETS, DQ_TENSOR, Q_TENSOR, ConvQParams
 
 _ULP32 = 2.0**-24
 _ATEN = torch.ops.aten
@@ -51,10 +51,10 @@ def conv_stages(module: torch.fx.GraphModule, inputs: tuple[torch.Tensor, ...]) 
 
     def fed_by_previous(n: torch.fx.Node) -> bool:
         x = n.args[0]
-        if not (convs and isinstance(x, torch.fx.Node) and x.target in _DQ_TENSOR):
+        if not (convs and isinstance(x, torch.fx.Node) and x.target in DQ_TENSOR):
             return False
         q = x.args[0]
-        if not (isinstance(q, torch.fx.Node) and q.target in _Q_TENSOR):
+        if not (isinstance(q, torch.fx.Node) and q.target in Q_TENSOR):
             return False
         source = q.args[0]
         while isinstance(source, torch.fx.Node) and source.target in _CLAMPS:
@@ -64,7 +64,7 @@ def conv_stages(module: torch.fx.GraphModule, inputs: tuple[torch.Tensor, ...]) 
     class Capture(torch.fx.Interpreter):
         def run_node(self, n):
             out = super().run_node(n)
-            if n.op == "call_function" and n.target in _CONV_TARGETS:
+            if n.op == "call_function" and n.target in CONV_TARGETS:
                 args, kwargs = self.fetch_args_kwargs_from_env(n)
                 x, w, b, rest = args[0], args[1], args[2] if len(args) > 2 else None, args[3:]
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import random
 import re
 import time
 from dataclasses import dataclass
@@ -199,7 +200,6 @@ def sample(mutants: list[Mutant], fraction: float, seed: int) -> list[Mutant]:
     """A seeded uniform sample of `fraction` of the mutants (at least one), in file order."""
     if fraction >= 1:
         return mutants
-    import random
 
     k = max(1, round(fraction * len(mutants)))
     return sorted(random.Random(seed).sample(mutants, k), key=lambda m: m.index)

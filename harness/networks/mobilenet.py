@@ -10,7 +10,7 @@ from harness.networks import conv_bn, ready
 _BLOCKS = ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1))
 
 
-def _divisible(v: float, divisor: int = 8) -> int:
+def divisible(v: float, divisor: int = 8) -> int:
     """Channels rounded to a multiple of 8, never below 90% of the request (the reference implementation's rule)."""
     rounded = max(divisor, int(v + divisor / 2) // divisor * divisor)
     return rounded + divisor if rounded < 0.9 * v else rounded
@@ -40,11 +40,11 @@ class InvertedResidual(nn.Module):
 class MobileNetV2(nn.Module):
     def __init__(self, num_classes: int = 1000, width: float = 1.0):
         super().__init__()
-        cin = _divisible(32 * width)
-        last = _divisible(1280 * max(1.0, width))
+        cin = divisible(32 * width)
+        last = divisible(1280 * max(1.0, width))
         layers = [_conv_bn_relu6(3, cin, 3, 2)]
         for t, c, n, s in _BLOCKS:
-            cout = _divisible(c * width)
+            cout = divisible(c * width)
             for i in range(n):
                 layers.append(InvertedResidual(cin, cout, s if i == 0 else 1, t))
                 cin = cout

@@ -5,7 +5,7 @@ from __future__ import annotations
 from torch import nn
 
 from harness.networks import conv_bn, ready
-from harness.networks.mobilenet import _divisible
+from harness.networks.mobilenet import divisible
 
 # (kernel, expanded channels, output channels, squeeze-excite, activation, stride): Tables 1 and 2 of the paper.
 LARGE = (
@@ -53,7 +53,7 @@ class SqueezeExcite(nn.Module):
 
     def __init__(self, channels: int):
         super().__init__()
-        squeezed = _divisible(channels // 4)
+        squeezed = divisible(channels // 4)
         self.fc1, self.fc2 = nn.Conv2d(channels, squeezed, 1), nn.Conv2d(squeezed, channels, 1)
 
     def forward(self, x):

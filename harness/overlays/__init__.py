@@ -24,6 +24,9 @@ ancestors). `harness.results.case_result.versions` and
 from __future__ import annotations
 
 import hashlib
+import importlib
+import importlib.metadata
+import importlib.util
 import json
 import os
 import re
@@ -60,14 +63,11 @@ class Overlay:
 
 
 def installed_version() -> str:
-    from importlib.metadata import version
-
-    return version(PACKAGE)
+    return importlib.metadata.version(PACKAGE)
 
 
 def installed_package() -> Path:
     """The installed ExecuTorch package directory (outside any overlay on the path)."""
-    import importlib.util
 
     spec = importlib.util.find_spec(PACKAGE)
     if spec is None or not spec.submodule_search_locations:
@@ -88,7 +88,6 @@ def _read_marker(package: Path) -> dict | None:
 
 def marker() -> dict:
     """What the ExecuTorch on the import path is, from its overlay marker ({} for an installed one), unimported."""
-    import importlib.util
 
     try:
         spec = importlib.util.find_spec(PACKAGE)
@@ -372,6 +371,5 @@ def activate(overlay: Overlay) -> None:
     os.environ["HARNESS_EXECUTORCH_PATH"] = entry  # harness/__init__.py puts it back where a launcher reset sys.path
     if entry not in sys.path:
         sys.path.insert(0, entry)
-    import importlib
 
     importlib.invalidate_caches()

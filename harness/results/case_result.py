@@ -9,12 +9,17 @@ described by `harness/results/schema.json` at `SCHEMA_VERSION`.
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import re
+import subprocess
 import time
 import uuid
 from dataclasses import asdict, dataclass, field
 from enum import Enum
 from functools import cache
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 
 # 1: the first format (no version field; the registry id and the actual
 # outcome only inside `reason` and `metrics`). 2: structured fields.
@@ -121,7 +126,6 @@ def new_run_id() -> str:
 @cache
 def versions() -> dict[str, str]:
     """Versions of everything that shapes a result (read once per process, without importing any of it)."""
-    from importlib.metadata import PackageNotFoundError, version
 
     out = {}
     for name in ("torch", "executorch", "tosa-tools", "ethos-u-vela", "harness"):
@@ -155,9 +159,6 @@ def _executorch_tree() -> dict[str, str]:
 
 def _executorch_git() -> str:
     """The commit ExecuTorch was built from, as its `version.py` records it."""
-    import importlib.util
-    import re
-    from pathlib import Path
 
     try:
         spec = importlib.util.find_spec("executorch")
@@ -173,8 +174,6 @@ def _executorch_git() -> str:
 
 def _harness_commit() -> str:
     """This checkout's commit, '+dirty' when it has uncommitted changes; 'unknown' outside git."""
-    import subprocess
-    from pathlib import Path
 
     root = Path(__file__).resolve().parents[2]
     try:

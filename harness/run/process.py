@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import functools
 import gc
+import hashlib
+import linecache
 import logging
 import sys
 import warnings
@@ -32,7 +34,6 @@ PROOF_SAMPLE = (
 def lower_proof_sample() -> list[str]:
     """Per sample case, the sha256 of each flatbuffer it lowers to under whatever speed-ups are installed, or
     how it failed (a release whose backend fails a sample still compares on the others, and on how it fails)."""
-    import hashlib
 
     from harness.config import parse_descriptor
     from harness.policy.targets import get_target
@@ -182,7 +183,6 @@ def _release_generated_sources() -> None:
     code reads them, and a case's traceback is recorded before this runs. A
     torch without that loader has nothing to release here.
     """
-    import linecache
 
     from torch.fx import graph_module
 

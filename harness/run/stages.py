@@ -24,6 +24,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import os
+import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -72,7 +73,6 @@ def describe(cause: BaseException) -> str:
     """`Type: message`; for a tool that failed (a CalledProcessError: the VGF model converter, Vela), the tool,
     its exit code and what it printed on stderr instead of the command line, whose temporary paths change from
     run to run while the tool's words do not."""
-    import subprocess
 
     if isinstance(cause, subprocess.CalledProcessError):
         cmd = cause.cmd if isinstance(cause.cmd, (list, tuple)) else str(cause.cmd).split()

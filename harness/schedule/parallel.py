@@ -18,9 +18,11 @@ and replaced, and the sweep goes on. The parent never imports torch.
 from __future__ import annotations
 
 import functools
+import importlib
 import json
 import multiprocessing as mp
 import os
+import signal
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -123,7 +125,6 @@ def task_runner(case_fn: FunctionRef) -> Callable[[Task, RunSettings], list[str]
     """Runs one task in this process: a pack through the case function's module's `run_pack`
     (harness.run.packed), a single case through the case function (`harness.run.settings.CaseFunction`);
     returns the results' JSON lines. The module's `setup_process` runs first, once."""
-    import importlib
 
     from harness.config import parse_descriptor
 
@@ -163,8 +164,6 @@ def _thread_lock_for_tqdm() -> None:
 
 
 def _worker_main(conn, case_fn: FunctionRef, settings: RunSettings) -> None:
-    import signal
-
     # Ctrl-C reaches the whole process group; the parent owns it (it records what finished and kills busy
     # workers), so a worker neither prints a traceback nor dies as a lost case before the parent sees it
     signal.signal(signal.SIGINT, signal.SIG_IGN)

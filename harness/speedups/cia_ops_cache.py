@@ -14,6 +14,8 @@ can be read, and the cached answer is torch's.
 
 from __future__ import annotations
 
+import importlib
+
 from harness.speedups.base import Undo, need, patch, undo_all
 
 BOUND_IN = ("torch.export.exported_program", "torch.export.decomp_utils")  # modules that import it by name
@@ -57,8 +59,6 @@ def probe() -> str:
 
 
 def install() -> Undo:
-    import importlib
-
     import torch._export.utils as export_utils
 
     fn = cached(export_utils._collect_all_valid_cia_ops)

@@ -22,6 +22,7 @@ where the lowering runs, for `skip_retrace`).
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -37,7 +38,6 @@ def probe() -> str:
     need("torch.fx._lazy_graph_module", "_LazyGraphModule.real_recompile")
     need("torch.fx.graph", "_PyTreeCodeGen")
     need("torch.export._unlift", "_StatefulGraphModule")
-    import inspect
 
     import torch
     from torch.fx._lazy_graph_module import _LazyGraphModule

@@ -19,6 +19,8 @@ checks registrations as well.
 
 from __future__ import annotations
 
+import enum
+
 from harness.speedups.base import Undo, need, patch, undo_all
 
 _NOT_OPAQUE: set = set()
@@ -31,8 +33,6 @@ def forget() -> None:
 
 
 def _sample() -> list:
-    import enum
-
     import torch
 
     class Color(enum.Enum):

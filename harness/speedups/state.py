@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.util
 import json
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from harness import cache
@@ -72,8 +74,6 @@ def _sources_digest() -> str:
 def environment_key(extra: dict | None = None) -> str:
     """What the proof depends on: the libraries' versions, where ExecuTorch is imported from (a release, an
     overlay, a source tree) and its build, and the speed-ups' sources."""
-    import importlib.util
-    from importlib.metadata import PackageNotFoundError, version
 
     parts = {"speedups": _sources_digest(), **(extra or {})}
     for name in ("torch", "torchao", "executorch"):

@@ -13,12 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.tosa.graph import (
-    _CONSTANT_OPS,
+    CONSTANT_OPS,
     CONV_ATTRIBUTES,
-    _acc_type,
-    _enum_names,
-    _tensors,
-    _weight_type,
+    block_tensors,
+    conv_acc_type,
+    conv_weight_type,
+    enum_names,
     narrowed_convs,
 )
 
@@ -50,7 +50,7 @@ def split_by_owner(buffer: bytes, owner_of_input: dict[str, int]) -> dict[int, P
     """
     from tosa.TosaGraph import TosaGraph
 
-    op_names, dtype_names = _enum_names("Op"), _enum_names("DType")
+    op_names, dtype_names = enum_names("Op"), enum_names("DType")
     graph = TosaGraph.GetRootAs(buffer, 0)
     if graph.RegionsLength() != 1 or graph.Regions(0).BlocksLength() != 1:
         raise SplitError("a graph with control flow regions does not split by case")
@@ -67,7 +67,7 @@ def split_by_owner(buffer: bytes, owner_of_input: dict[str, int]) -> dict[int, P
             linked = ("in", tensor) if tensor in inputs else producer.get(tensor)
             if linked is not None:
                 parent[_find(parent, o)] = _find(parent, linked)
-        if name not in _CONSTANT_OPS:
+        if name not in CONSTANT_OPS:
             for i in range(op.OutputsLength()):
                 producer[op.Outputs(i).decode()] = o
     owners: dict = {}
@@ -77,10 +77,10 @@ def split_by_owner(buffer: bytes, owner_of_input: dict[str, int]) -> dict[int, P
         root = _find(parent, ("in", tensor))
         if owners.setdefault(root, owner_of_input[tensor]) != owner_of_input[tensor]:
             raise SplitError(f"cases {owners[root]} and {owner_of_input[tensor]} share a subgraph")
-    tensors = _tensors(block, dtype_names)
+    tensors = block_tensors(block, dtype_names)
     collected: dict[int, tuple[list[str], list[str], list[str]]] = {}
     for o, (op, name) in enumerate(zip(ops, names)):
-        if name in _CONSTANT_OPS:
+        if name in CONSTANT_OPS:
             continue
         root = _find(parent, o)
         if root not in owners:
@@ -88,8 +88,8 @@ def split_by_owner(buffer: bytes, owner_of_input: dict[str, int]) -> dict[int, P
         part = collected.setdefault(owners[root], ([], [], []))
         part[0].append(name)
         if name in CONV_ATTRIBUTES:
-            part[1].append(_acc_type(op, name, dtype_names))
-            part[2].append(_weight_type(op, tensors))
+            part[1].append(conv_acc_type(op, name, dtype_names))
+            part[2].append(conv_weight_type(op, tensors))
     narrowed: dict[int, int] = {}
     for o in narrowed_convs(ops, names, tensors):
         owner = owners[_find(parent, o)]

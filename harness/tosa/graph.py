@@ -17,7 +17,7 @@ CONV_ATTRIBUTES = {
     "TRANSPOSE_CONV2D": "TransposeConv2dAttribute",
     "CONV3D": "Conv3dAttribute",
 }
-_CONSTANT_OPS = ("CONST", "CONST_SHAPE")
+CONSTANT_OPS = ("CONST", "CONST_SHAPE")
 _LAYOUT_OPS = ("TRANSPOSE", "RESHAPE")  # move values without changing them
 
 
@@ -53,11 +53,11 @@ def attribute(op, name: str):
     return value
 
 
-def _acc_type(op, name: str, dtype_names: dict[int, str]) -> str:
+def conv_acc_type(op, name: str, dtype_names: dict[int, str]) -> str:
     return dtype_names.get(attribute(op, CONV_ATTRIBUTES[name]).AccType(), "UNKNOWN")
 
 
-def _tensors(block, dtype_names: dict[int, str]) -> dict[str, TensorInfo]:
+def block_tensors(block, dtype_names: dict[int, str]) -> dict[str, TensorInfo]:
     """A block's tensors by name: what its operators' inputs and outputs name."""
     out = {}
     for t in range(block.TensorsLength()):
@@ -68,7 +68,7 @@ def _tensors(block, dtype_names: dict[int, str]) -> dict[str, TensorInfo]:
     return out
 
 
-def _weight_type(op, tensors: dict[str, TensorInfo]) -> str:
+def conv_weight_type(op, tensors: dict[str, TensorInfo]) -> str:
     """The element type of a conv op's weight (its second input)."""
     weight = tensors.get(op.Inputs(1).decode())
     return weight.dtype if weight else "UNKNOWN"
@@ -105,7 +105,7 @@ def narrowed_convs(ops: list, names: list[str], tensors: dict[str, TensorInfo]) 
 
 
 @cache
-def _enum_names(module: str) -> dict[int, str]:
+def enum_names(module: str) -> dict[int, str]:
     mod = __import__(f"tosa.{module}", fromlist=[module])
     cls = getattr(mod, module)
     return {v: k for k, v in vars(cls).items() if not k.startswith("_") and isinstance(v, int)}
@@ -115,8 +115,8 @@ def read_tosa(buffer: bytes) -> TosaSummary:
     """Summarize a TOSA 1.x flatbuffer: version, operators, main-block I/O."""
     from tosa.TosaGraph import TosaGraph
 
-    op_names = _enum_names("Op")
-    dtype_names = _enum_names("DType")
+    op_names = enum_names("Op")
+    dtype_names = enum_names("DType")
     graph = TosaGraph.GetRootAs(buffer, 0)
     v = graph.Version()
     version = f"{v._Major()}.{v._Minor()}.{v._Patch()}"
@@ -132,16 +132,16 @@ def read_tosa(buffer: bytes) -> TosaSummary:
         regions.append(region.Name().decode())
         for b in range(region.BlocksLength()):
             block = region.Blocks(b)
-            tensors = _tensors(block, dtype_names)
+            tensors = block_tensors(block, dtype_names)
             block_ops = [block.Operators(o) for o in range(block.OperatorsLength())]
             names = [op_names.get(op.Op(), "UNKNOWN") for op in block_ops]
             narrowed += len(narrowed_convs(block_ops, names, tensors))
             for op, name in zip(block_ops, names):
-                if name not in _CONSTANT_OPS:
+                if name not in CONSTANT_OPS:
                     ops.append(name)
                 if name in CONV_ATTRIBUTES:
-                    acc_types.append(_acc_type(op, name, dtype_names))
-                    weight_types.append(_weight_type(op, tensors))
+                    acc_types.append(conv_acc_type(op, name, dtype_names))
+                    weight_types.append(conv_weight_type(op, tensors))
             if r == 0 and b == 0:
                 inputs = tuple(tensors[block.Inputs(i).decode()] for i in range(block.InputsLength()))
                 outputs = tuple(tensors[block.Outputs(i).decode()] for i in range(block.OutputsLength()))

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from harness.tosa.graph import CONV_ATTRIBUTES, _enum_names, attribute
+from harness.tosa.graph import CONV_ATTRIBUTES, attribute, enum_names
 
 
 class ShapeError(ValueError):
@@ -178,7 +178,7 @@ def resolve_shapes(buffer: bytes, input_shapes: Sequence[Sequence[int]]) -> byte
     """A copy of `buffer` whose every -1 dim is resolved for these input shapes."""
     from tosa.TosaGraph import TosaGraph
 
-    op_names = _enum_names("Op")
+    op_names = enum_names("Op")
     data = bytearray(buffer)
     graph = TosaGraph.GetRootAs(data, 0)
     block = graph.Regions(0).Blocks(0)

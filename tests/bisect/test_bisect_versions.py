@@ -37,7 +37,7 @@ def _fake(monkeypatch, outcome: dict[str, str]) -> list[str]:
         }, ""
 
     monkeypatch.setattr(versions, "run_case_under", run)
-    monkeypatch.setattr(versions, "_signature", lambda r: r["sig"])
+    monkeypatch.setattr(versions, "result_signature", lambda r: r["sig"])
     return runs
 
 
