@@ -14,13 +14,14 @@ smallest failing smoke case: the bound the issue sets for the minimal case.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from options import printed_table, result_parser  # noqa: E402 - beside this script
 
 
 def first_catching(name: str, cases) -> tuple:
@@ -61,14 +62,11 @@ def table(path: str) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = result_parser(__doc__, "benchmarks/results/shrink.json")
     parser.add_argument("--sweeps", help="directory of per-canary smoke sweep results (<canary>.jsonl)")
-    parser.add_argument("--json", default="benchmarks/results/shrink.json")
     parser.add_argument("--max-runs", type=int, default=60)
-    parser.add_argument("--table", metavar="JSON", help="print the markdown table of a JSON written earlier, and stop")
     args = parser.parse_args()
-    if args.table:
-        print(table(args.table))
+    if printed_table(args, table):
         return 0
 
     from harness.bisect.shrink import shrink, size

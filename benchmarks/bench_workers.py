@@ -14,7 +14,6 @@ docs/performance.md renders.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -23,6 +22,8 @@ from itertools import cycle, islice
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from options import printed_table, result_parser, write_result  # noqa: E402 - beside this script
 
 MIB = 1 << 20
 
@@ -66,13 +67,10 @@ def table(path: str) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = result_parser(__doc__, "benchmarks/results/workers.json")
     parser.add_argument("--cases", type=int, default=2000)
-    parser.add_argument("--json", default="benchmarks/results/workers.json")
-    parser.add_argument("--table", metavar="JSON", help="print the markdown table of a JSON written earlier, and stop")
     args = parser.parse_args()
-    if args.table:
-        print(table(args.table))
+    if printed_table(args, table):
         return 0
 
     from harness.cases.sweeps import sweep
@@ -111,9 +109,7 @@ def main() -> int:
         "rss_curve_mib_every_50": curve[::50],
         "growth_mib_per_1000_cases": growth,
     }
-    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.json).write_text(json.dumps(out, indent=2) + "\n")
-    print(table(args.json))
+    write_result(args.json, out, table)
     return 0
 
 

@@ -369,6 +369,12 @@ BENCHMARKS = (
         "Smoke under the pytest plugin against the `sweep` verb, back to back.",
     ),
     (
+        ("unit_loop.json",),
+        "bench_unit_loop",
+        "The unit loop",
+        'The README\'s unit loop, `pytest -m "not lowering and not processes"`, in one fresh process per round.',
+    ),
+    (
         ("workers.json",),
         "bench_workers",
         "What a worker costs",
@@ -438,6 +444,7 @@ BLOCKS = {
             "benchmarks/results/pytest_smoke.json",
             lambda: bench_block(("pytest_smoke.json",), "bench_pytest"),
         ),
+        ("unit_loop", "benchmarks/results/unit_loop.json", lambda: bench_block(("unit_loop.json",), "bench_unit_loop")),
     ),
     "docs/guide/layout.md": (
         ("layers", "harness/layers.py", layers_block),
