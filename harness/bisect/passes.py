@@ -35,6 +35,7 @@ from harness.faults.canaries import injected
 from harness.judging.judge import Judge, Judgement
 from harness.policy.targets import get_target
 from harness.results.case_result import Outcome
+from harness.results.stages import LOWER
 from harness.run import stages
 from harness.runners.base import RunnerError
 from harness.runners.registry import get_runner
@@ -263,7 +264,7 @@ def bisect_passes(
                 crash = e
     if len(specs) != 1:
         raise stages.StageError(
-            "lower", RuntimeError(f"pass bisection needs one delegate; the lowering made {len(specs)}")
+            LOWER, RuntimeError(f"pass bisection needs one delegate; the lowering made {len(specs)}")
         )
     final_name = f"serialized graph on {t.runner}"
     judge = _judge(p, artifact)

@@ -15,7 +15,7 @@ import numpy as np  # noqa: E402
 from harness.history.db import RunSummary  # noqa: E402
 from harness.report.figures import Grid  # noqa: E402
 from harness.results.case_result import CaseResult  # noqa: E402
-from harness.results.stages import STAGES, stage_seconds
+from harness.results.stages import LEGACY, STAGES, stage_seconds
 
 
 def _png(fig) -> str:
@@ -99,7 +99,7 @@ def stage_times(results: list[CaseResult]) -> str:
         [
             stage_seconds(r.timings_s, s)
             for r in results
-            if s in r.timings_s or (s == "judge" and "compare" in r.timings_s)
+            if s in r.timings_s or any(LEGACY.get(k) == s for k in r.timings_s)
         ]
         for s in STAGES
     ]

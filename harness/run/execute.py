@@ -28,7 +28,7 @@ from harness.judging.op_choice import narrowed_accumulator, wrong_op, wrong_weig
 from harness.policy.schemes import SCHEMES
 from harness.policy.targets import DEFAULT_TARGET, get_target
 from harness.results.case_result import CaseResult, Outcome, versions
-from harness.results.stages import HARNESS
+from harness.results.stages import HARNESS, LOWER, QUANTIZE, RUN
 from harness.run import stages
 from harness.run.evidence import Evidence, save
 from harness.run.process import one_task, release_graph_caches, setup_process
@@ -60,14 +60,14 @@ def lowered_observation(artifact, metrics: dict, evidence: Evidence, config: Con
                 Outcome.LOWERING_ERROR,
                 wrong,
                 metrics=metrics,
-                stage="lower",
+                stage=LOWER,
                 error=wrong,
                 error_type="WrongConvOperator",
             )
         wrong = wrong_weight_type(config, artifact.conv_weight_types, SCHEMES[config.scheme].weight_type)
         if wrong:
             return Observation(
-                Outcome.LOWERING_ERROR, wrong, metrics=metrics, stage="lower", error=wrong, error_type="WrongWeightType"
+                Outcome.LOWERING_ERROR, wrong, metrics=metrics, stage=LOWER, error=wrong, error_type="WrongWeightType"
             )
         wrong = narrowed_accumulator(config, artifact.narrowed_accumulators)
         return (
@@ -75,7 +75,7 @@ def lowered_observation(artifact, metrics: dict, evidence: Evidence, config: Con
                 Outcome.LOWERING_ERROR,
                 wrong,
                 metrics=metrics,
-                stage="lower",
+                stage=LOWER,
                 error=wrong,
                 error_type="NarrowedAccumulator",
             )
@@ -151,7 +151,7 @@ def judged_observation(
             wrong,
             j.rule,
             {**metrics, **j.metrics},
-            stage="quantize",
+            stage=QUANTIZE,
             error=wrong,
             error_type="WrongWeightQuantization",
         )
@@ -176,7 +176,7 @@ def failed_observation(e: Exception, metrics: dict, evidence: Evidence) -> Obser
             Outcome.RUNNER_ERROR,
             _one_line(str(e)),
             metrics=metrics,
-            stage="run",
+            stage=RUN,
             error=str(e),
             error_type="RunnerError",
         )

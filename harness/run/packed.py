@@ -25,6 +25,7 @@ from harness.lowering.lower import lower as lower_program
 from harness.lowering.pack import pack_programs, split_artifact
 from harness.policy.targets import get_target
 from harness.results.case_result import CaseResult
+from harness.results.stages import LOWER, RUN
 from harness.run import stages
 from harness.run.evidence import Evidence
 from harness.run.execute import case_result, judged_observation, lowered_observation, prepared_metrics, run_configured
@@ -118,8 +119,8 @@ def run_pack(configs: list[ConvConfig], settings: RunSettings, confirm: bool = T
 def _judged(p, k: int, own: dict, lowered: _Lowered, settings: RunSettings, n: int) -> CaseResult | None:
     """The k-th case of a pack judged on its own part; None when judging fails (it then runs alone, where the
     failure gets its stage and traceback)."""
-    _share(own, "lower", lowered.lower_s, n)
-    _share(own, "run", lowered.run_s, n)
+    _share(own, LOWER, lowered.lower_s, n)
+    _share(own, RUN, lowered.run_s, n)
     evidence = Evidence()
     metrics = prepared_metrics(p)
     start = time.perf_counter()
