@@ -134,6 +134,7 @@ def cmd_mutate(args) -> int:
                     f"{m.description}"
                 )
         return EXIT_OK
+    from harness.mutation.campaign import Campaign
     from harness.mutation.run import mutate
 
     def say(row) -> None:
@@ -141,26 +142,25 @@ def cmd_mutate(args) -> int:
         by += " (carried)" if row.carried else ""
         print(f"{row.name:40s} {row.status:9s} {row.cases_run:4d} cases{by}", flush=True)
 
-    report = mutate(
-        args.sweep,
-        modules=modules,
-        jobs=args.jobs,
-        pack=args.pack,
+    campaign = Campaign(
+        tier=args.sweep,
+        modules=tuple(modules or ()),
         function=args.function,
+        names=frozenset(args.mutant),
         limit=args.max,
-        out=Path(args.out),
-        on_mutant=say,
-        filter=args.filter,
         fraction=args.sample,
         seed=args.sample_seed,
-        carry=Path(args.carry) if args.carry else None,
-        names=set(args.mutant) or None,
-        resume=args.resume,
+        filter=args.filter,
+        cases=None if cases is None else frozenset(cases),
+        jobs=args.jobs,
+        pack=args.pack,
         trace_pack=args.trace_pack,
-        cases=cases,
-        on_progress=lambda p: print(p.line(), file=sys.stderr, flush=True),
         cluster=args.cluster,
+        out=Path(args.out),
+        carry=Path(args.carry) if args.carry else None,
+        resume=args.resume,
     )
+    report = mutate(campaign, on_mutant=say, on_progress=lambda p: print(p.line(), file=sys.stderr, flush=True))
     _scores(report)
     print(f"report: {Path(args.out) / 'mutation.md'}")
     return EXIT_OK if all(m.status in ("killed", "equivalent", "invalid") for m in report.mutants) else EXIT_FAIL

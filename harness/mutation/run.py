@@ -37,12 +37,12 @@ from harness.cases.selection import select
 from harness.config import ConfigError, ConvConfig
 from harness.faults.catalog import mutant_name, mutants_of, source_file
 from harness.faults.operators import Mutant
+from harness.mutation.campaign import Campaign
 from harness.mutation.reach import Outputs, Trace, reaching, trace
 from harness.mutation.render import write
 from harness.mutation.report import MutantResult, MutationReport
 from harness.policy.limits import MUTANT_WORKER_TASKS
 from harness.policy.mutation import DEFAULT_MODULES
-from harness.policy.packing import PACK_SIZE
 from harness.results.case_result import CaseResult, versions
 from harness.run.settings import RunSettings
 from harness.schedule.dispatch import run_anywhere
@@ -282,56 +282,34 @@ def mark_equivalents(rows: list[MutantResult]) -> None:
             row.reason = f"{listed} in the policy, not shown: {row.reason or 'no case reaches it'}. {e.reason}"
 
 
-def mutate(
-    tier: str = "smoke",
-    *,
-    modules: list[str] | None = None,
-    jobs: int = 2,
-    pack: int = PACK_SIZE,
-    function: str | None = None,
-    limit: int | None = None,
-    out: Path = Path("reports/mutate"),
-    on_mutant=None,
-    filter: str | None = None,
-    fraction: float = 1.0,
-    seed: int = 0,
-    carry: Path | None = None,
-    names: set[str] | None = None,
-    resume: bool = False,
-    trace_pack: int = 1,
-    cases: set[str] | None = None,
-    on_progress=None,
-    cluster: str = "",
-) -> MutationReport:
-    """Run the mutation analysis; `function` (a regex), `names`, `limit` and a seeded `fraction` select mutants,
-    `filter` the tier's cases (a descriptor regex), `carry` an earlier report whose kills stand, `resume` the
-    verdicts an interrupted run with the same key left in `out`'s journal; `on_mutant` sees each row as its
-    verdict is reached, and the journal records it; `on_progress` sees the runs' `Progress` once a minute.
-    `cases`: only the tier's cases with these descriptors. `cluster`: the trace and the mutants run on that Ray
-    cluster ('local' starts one here with `jobs` CPUs), the way `sweep --cluster` does."""
+def mutate(campaign: Campaign, *, on_mutant=None, on_progress=None) -> MutationReport:
+    """Run the mutation analysis `campaign` asks for; `on_mutant` sees each row as its verdict is reached (the
+    journal records it), `on_progress` the runs' `Progress` once a minute. A cluster campaign runs the trace and
+    the mutants on that Ray cluster, the way `sweep --cluster` does."""
     from harness.mutation.journal import JOURNAL, Journal, run_key
 
-    modules = check_modules(list(modules or []))
-    pattern = re.compile(function) if function else None
-    configs = select(tier, 0, 0, filter, None, "tosa")
-    if cases is not None:
-        configs = [c for c in configs if c.descriptor in cases]
+    c = campaign
+    modules = check_modules(list(c.modules))
+    pattern = re.compile(c.function) if c.function else None
+    configs = select(c.tier, 0, 0, c.filter, None, "tosa")
+    if c.cases is not None:
+        configs = [x for x in configs if x.descriptor in c.cases]
         if not configs:
-            raise ConfigError(f"none of the {len(cases)} listed cases is a case of the {tier} tier")
+            raise ConfigError(f"none of the {len(c.cases)} listed cases is a case of the {c.tier} tier")
     start = time.perf_counter()
-    report = MutationReport(tier, modules, versions(), fraction=fraction, seed=seed)
+    report = MutationReport(c.tier, modules, versions(), fraction=c.fraction, seed=c.seed)
     current = {
         identity(m.function, m.line, m.operator, m.description, m.diff): mutant_name(t, m.index)
         for t in modules
         for m in mutants_of(t)
     }
     # A journal of another run is refused here, before the trace.
-    journal = Journal(out / JOURNAL, run_key(tier, [c.descriptor for c in configs], report.versions), resume)
+    journal = Journal(c.out / JOURNAL, run_key(c.tier, [x.descriptor for x in configs], report.versions), c.resume)
     resumed = renamed(journal.verdicts, current)
-    reached, outputs = trace(configs, jobs, out / f"trace-{tier}.json", trace_pack, cluster)
+    reached, outputs = trace(configs, c.jobs, c.out / f"trace-{c.tier}.json", c.trace_pack, c.cluster)
     # A case that fails without a mutant would "kill" every mutant it reaches: it judges none.
-    report.not_green = [c.descriptor for c in configs if outputs.get(c.descriptor, "") is None]
-    configs = [c for c in configs if outputs.get(c.descriptor, "") is not None]
+    report.not_green = [x.descriptor for x in configs if outputs.get(x.descriptor, "") is None]
+    configs = [x for x in configs if outputs.get(x.descriptor, "") is not None]
 
     def seen(row: MutantResult) -> None:
         if row.name not in resumed:
@@ -339,7 +317,7 @@ def mutate(
         if on_mutant:
             on_mutant(row)
 
-    kept = carried(carry, {c.descriptor for c in configs}, current) | resumed
+    kept = carried(c.carry, {x.descriptor for x in configs}, current) | resumed
     chosen = {
         mutant_name(t, m.index): (t, m)
         for t in modules
@@ -347,10 +325,11 @@ def mutate(
             [
                 m
                 for m in mutants_of(t)
-                if (pattern is None or pattern.search(m.function)) and (not names or mutant_name(t, m.index) in names)
-            ][:limit],
-            fraction,
-            seed,
+                if (pattern is None or pattern.search(m.function))
+                and (not c.names or mutant_name(t, m.index) in c.names)
+            ][: c.limit],
+            c.fraction,
+            c.seed,
         )
     }
     for name in chosen:
@@ -368,18 +347,18 @@ def mutate(
             todo,
             configs,
             reached,
-            jobs=jobs,
-            pack=pack,
+            jobs=c.jobs,
+            pack=c.pack,
             on_mutant=seen,
             baseline=outputs,
             on_progress=on_progress,
             replay=replay,
             on_case=journal.record_case,
-            cluster=cluster,
+            cluster=c.cluster,
         )
     }
     report.mutants = [dataclasses.replace(rows[name], column=m.column) for name, (_, m) in chosen.items()]
     mark_equivalents(report.mutants)
     report.wall_s = round(time.perf_counter() - start, 1)
-    write(report, out)
+    write(report, c.out)
     return report

@@ -11,6 +11,7 @@ import pytest
 from harness.config import ConfigError
 from harness.faults.catalog import count_of, mutant_name, mutants_of, parse_name, source_file
 from harness.faults.operators import count, mutant_tree, mutants
+from harness.mutation.campaign import Campaign
 from harness.mutation.journal import JournalError
 
 SOURCE = textwrap.dedent('''
@@ -187,12 +188,13 @@ def test_a_tier_kills_a_wrong_slice_axis_and_reports_a_survivor(tmp_path):
         if m.function.endswith("_slice_inputs") and m.description == "1 -> 2"
     )
     report = mutate(
-        "smoke",
-        modules=["decompose_grouped_conv_pass"],
-        jobs=2,
-        function="_slice_inputs|_get_groups_and",
-        out=tmp_path,
-        filter="_g4_.*_qfp32_",
+        Campaign(
+            modules=("decompose_grouped_conv_pass",),
+            jobs=2,
+            function="_slice_inputs|_get_groups_and",
+            out=tmp_path,
+            filter="_g4_.*_qfp32_",
+        )
     )
     rows = {r.name: r for r in report.mutants}
     killed = rows[mutant_name("decompose_grouped_conv_pass", index)]
@@ -399,13 +401,13 @@ def test_an_interrupted_run_resumes_from_its_journal_and_refuses_another_runs(tm
     monkeypatch.setattr(run, "run_mutants", interrupted)
     args = dict(
         tier="smoke",
-        modules=["decompose_grouped_conv_pass"],
+        modules=("decompose_grouped_conv_pass",),
         function="_slice_inputs",
         out=tmp_path,
         filter="_g4_.*_qfp32_",
     )
     with pytest.raises(KeyboardInterrupt):
-        run.mutate(**args)
+        run.mutate(Campaign(**args))
     first = calls[0]
     assert len(first) > 3 and len((tmp_path / "mutation.journal.jsonl").read_text().splitlines()) == 1 + 3
 
@@ -419,13 +421,13 @@ def test_an_interrupted_run_resumes_from_its_journal_and_refuses_another_runs(tm
         ]
 
     monkeypatch.setattr(run, "run_mutants", rest)
-    report = run.mutate(**args, resume=True)
+    report = run.mutate(Campaign(**args, resume=True))
     assert calls[1] == first[3:]
     statuses = {r.name: r.status for r in report.mutants}
     assert [statuses[n] for n in first[:3]] == ["killed"] * 3 and list(statuses) == first
     with pytest.raises(JournalError, match="cannot resume from .*journal.*another tier, case list or versions"):
-        run.mutate(**{**args, "filter": "_g4_.*_qa8w8_"}, resume=True)
-    report = run.mutate(**args)  # without --resume the journal starts afresh
+        run.mutate(Campaign(**{**args, "filter": "_g4_.*_qa8w8_"}, resume=True))
+    report = run.mutate(Campaign(**args))  # without --resume the journal starts afresh
     assert calls[-1] == first
 
 
@@ -576,11 +578,12 @@ def test_a_case_that_fails_without_a_mutant_judges_no_mutant(tmp_path, monkeypat
     monkeypatch.setattr(run, "trace", fake_trace)
     monkeypatch.setattr(run, "run_mutants", fake_run)
     report = run.mutate(
-        tier="smoke",
-        modules=["decompose_grouped_conv_pass"],
-        function="_slice_inputs",
-        out=tmp_path,
-        filter="_g4_.*_qfp32_",
+        Campaign(
+            modules=("decompose_grouped_conv_pass",),
+            function="_slice_inputs",
+            out=tmp_path,
+            filter="_g4_.*_qfp32_",
+        )
     )
     assert len(report.not_green) == 1 and report.not_green[0] not in seen["cases"] and seen["cases"]
     assert "1 cases were not green without a mutant" in (tmp_path / "mutation.md").read_text()

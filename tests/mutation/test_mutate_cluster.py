@@ -16,6 +16,7 @@ pytest.importorskip("ray", reason="the optional extra 'cluster' (ray) is not ins
 @pytest.mark.lowering
 def test_a_cluster_campaign_reaches_the_local_verdicts(tmp_path):
     from harness.faults.catalog import mutant_name, mutants_of
+    from harness.mutation.campaign import Campaign
     from harness.mutation.run import mutate
 
     module = "decompose_grouped_conv_pass"
@@ -24,13 +25,13 @@ def test_a_cluster_campaign_reaches_the_local_verdicts(tmp_path):
     names = {mutant_name(module, m.index) for m in [axis, *ours[:4]]}
     args = dict(
         tier="smoke",
-        modules=[module],
+        modules=(module,),
         jobs=2,
-        names=names,
+        names=frozenset(names),
         filter="^conv2d_n1_ic(4|8)_oc(8|12)_g4_i1[02]x1[02]_k3x3_s[12]x[12]_p1x1_d1x1_b1_pmzeros_qfp32_dsnormal_cxnone$",
     )
-    local = mutate(**args, out=tmp_path / "local")
-    cluster = mutate(**args, out=tmp_path / "cluster", cluster="local")
+    local = mutate(Campaign(**args, out=tmp_path / "local"))
+    cluster = mutate(Campaign(**args, out=tmp_path / "cluster", cluster="local"))
     assert [(m.name, m.status) for m in cluster.mutants] == [(m.name, m.status) for m in local.mutants]
     assert len(local.mutants) == len(names) and "killed" in {m.status for m in local.mutants}
     killed = [m for m in cluster.mutants if m.status == "killed"]
