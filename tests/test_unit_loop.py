@@ -27,63 +27,34 @@ def test_plain():
 """
 
 
-def test_a_test_outside_the_mark_that_imports_the_lowering_fails_naming_it(tmp_path):
+def _child_pytest(tmp_path: Path, name: str, probe: str, *extra: str) -> subprocess.CompletedProcess:
+    """pytest in a child, on a folder holding this repository's tests/conftest.py and the `probe` module."""
     tests = tmp_path / "tests"
-    tests.mkdir()
+    tests.mkdir(exist_ok=True)
     shutil.copy(Path(__file__).with_name("conftest.py"), tests / "conftest.py")
-    (tests / "test_probe.py").write_text(PROBE)
-    args = [
-        sys.executable,
-        "-m",
-        "pytest",
-        "-q",
-        "-p",
-        "no:randomly",
-        "-p",
-        "no:cacheprovider",
-        "-rA",
-        "-o",
-        "markers=lowering",
-        "--rootdir",
-        str(tmp_path),
-        str(tests),
-    ]
-    proc = subprocess.run(args + ["-k", "unmarked or plain"], cwd=tmp_path, capture_output=True, text=True)
-    assert proc.returncode == 1, proc.stdout[-2000:]
-    assert "FAILED tests/test_probe.py::test_imports_the_lowering_unmarked" in proc.stdout
-    assert "a test without the 'lowering' mark imported executorch.exir" in proc.stdout
-    assert "PASSED tests/test_probe.py::test_plain" in proc.stdout
-    marked = subprocess.run(args + ["-k", "marked and not unmarked"], cwd=tmp_path, capture_output=True, text=True)
-    assert marked.returncode == 0 and "1 passed" in marked.stdout, marked.stdout[-2000:]
-
-
-def test_a_module_that_imports_the_lowering_while_collected_stops_a_run_that_selects_no_lowering(tmp_path):
-    tests = tmp_path / "tests"
-    tests.mkdir()
-    shutil.copy(Path(__file__).with_name("conftest.py"), tests / "conftest.py")
-    (tests / "test_heavy.py").write_text("import executorch.exir  # noqa: F401\n\ndef test_x():\n    pass\n")
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:randomly",
-            "-p",
-            "no:cacheprovider",
-            "-o",
-            "markers=lowering",
-            "--rootdir",
-            str(tmp_path),
-            str(tests),
-            "-m",
-            "not lowering",
-        ],
+    (tests / name).write_text(probe)
+    args = ["-q", "-p", "no:randomly", "-p", "no:cacheprovider", "-o", "markers=lowering\nprocesses"]
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", *args, "--rootdir", str(tmp_path), str(tests), *extra],
         cwd=tmp_path,
         capture_output=True,
         text=True,
     )
+
+
+def test_a_test_outside_the_mark_that_imports_the_lowering_fails_naming_it(tmp_path):
+    proc = _child_pytest(tmp_path, "test_probe.py", PROBE, "-rA", "-k", "unmarked or plain")
+    assert proc.returncode == 1, proc.stdout[-2000:]
+    assert "FAILED tests/test_probe.py::test_imports_the_lowering_unmarked" in proc.stdout
+    assert "a test without the 'lowering' mark imported executorch.exir" in proc.stdout
+    assert "PASSED tests/test_probe.py::test_plain" in proc.stdout
+    marked = _child_pytest(tmp_path, "test_probe.py", PROBE, "-rA", "-k", "marked and not unmarked")
+    assert marked.returncode == 0 and "1 passed" in marked.stdout, marked.stdout[-2000:]
+
+
+def test_a_module_that_imports_the_lowering_while_collected_stops_a_run_that_selects_no_lowering(tmp_path):
+    heavy = "import executorch.exir  # noqa: F401\n\ndef test_x():\n    pass\n"
+    proc = _child_pytest(tmp_path, "test_heavy.py", heavy, "-m", "not lowering")
     assert proc.returncode == 4, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "collecting the tests imported executorch.exir" in proc.stderr, proc.stderr[-2000:]
 
@@ -107,31 +78,7 @@ def test_runs_git_unmarked():
 
 
 def test_a_test_outside_the_mark_that_starts_python_fails_naming_the_command(tmp_path):
-    tests = tmp_path / "tests"
-    tests.mkdir()
-    shutil.copy(Path(__file__).with_name("conftest.py"), tests / "conftest.py")
-    (tests / "test_probe.py").write_text(PROCESS_PROBE)
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:randomly",
-            "-p",
-            "no:cacheprovider",
-            "-rA",
-            "-o",
-            "markers=lowering\nprocesses",
-            "--rootdir",
-            str(tmp_path),
-            str(tests),
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-    )
+    proc = _child_pytest(tmp_path, "test_probe.py", PROCESS_PROBE, "-rA")
     assert proc.returncode == 1, proc.stdout[-2000:]
     assert "FAILED tests/test_probe.py::test_starts_python_unmarked" in proc.stdout, proc.stdout[-2000:]
     assert f"a test without the 'processes' mark started '{sys.executable} -c pass'" in proc.stdout

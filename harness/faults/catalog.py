@@ -12,8 +12,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import importlib.util
-import json
-import os
 import sys
 from functools import cache
 from pathlib import Path
@@ -49,17 +47,11 @@ def mutants_of(module: str) -> tuple[Mutant, ...]:
     ).hexdigest()[:24]
     stored = STORE / f"{module}-{key}.json"
     try:
-        return tuple(Mutant(**{**row, "lines": tuple(row["lines"])}) for row in json.loads(stored.read_text()))
-    except (OSError, ValueError, TypeError, KeyError):
+        return tuple(Mutant(**{**row, "lines": tuple(row["lines"])}) for row in harness_cache.read_json(stored))
+    except (TypeError, KeyError):  # None (no file) or a row of another shape: listed again
         pass
     found = tuple(mutants(source, MODULES[module]))
-    try:
-        STORE.mkdir(parents=True, exist_ok=True)
-        tmp = stored.with_name(f".{stored.name}.{os.getpid()}")
-        tmp.write_text(json.dumps([dataclasses.asdict(m) for m in found]))
-        os.replace(tmp, stored)
-    except OSError:
-        pass  # an unwritable cache costs the next process the listing again, nothing else
+    harness_cache.write_json(stored, [dataclasses.asdict(m) for m in found])
     return found
 
 

@@ -92,20 +92,12 @@ def environment_key(extra: dict | None = None) -> str:
 
 
 def _read_cache(key: str) -> dict | None:
-    try:
-        return json.loads((CACHE / f"{key}.json").read_text())
-    except (OSError, ValueError):
-        return None
+    found = cache.read_json(CACHE / f"{key}.json")
+    return found if isinstance(found, dict) else None
 
 
 def _write_cache(key: str, verdict: dict) -> None:
-    try:
-        CACHE.mkdir(parents=True, exist_ok=True)
-        tmp = CACHE / f"{key}.{os.getpid()}.tmp"
-        tmp.write_text(json.dumps(verdict, indent=1))
-        tmp.replace(CACHE / f"{key}.json")
-    except OSError:
-        pass  # an unwritable cache costs the next process another proof, nothing else
+    cache.write_json(CACHE / f"{key}.json", verdict)  # unwritable: the next process proves them again
 
 
 def _digests(prove: Callable[[], list[str]]) -> tuple[list[str] | None, str]:
