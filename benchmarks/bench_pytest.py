@@ -7,7 +7,7 @@ Each of the three runs starts from a fresh process: `python -m harness sweep` (p
 TOSA operators and output digest must be equal case by case between the two pytest runs, and the sweep's
 must agree with them too.
 
-    python benchmarks/bench_pytest.py [--sweep smoke] [-j 2] [--filter REGEX] [--json out.json]
+    python benchmarks/bench_pytest.py [--tier smoke] [-j 2] [--filter REGEX] [--json out.json]
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def _pytest(tier: str, jobs: int, pack: int | None, results: Path, filter_: str 
         "no:randomly",
         "-p",
         "no:cacheprovider",
-        "--harness-sweep",
+        "--harness-tier",
         tier,
         "--harness-no-history",
         "--harness-results",
@@ -82,13 +82,13 @@ def main() -> int:
         paths = {k: Path(tmp) / k / "results.jsonl" for k in ("sweep", "pytest_packed", "pytest_alone")}
         for p in paths.values():
             p.parent.mkdir()
-        sweep_s = _sweep(args.sweep, args.jobs, None, paths["sweep"], args.filter)
-        packed_s, packed_rc = _pytest(args.sweep, args.jobs, None, paths["pytest_packed"], args.filter)
-        alone_s, alone_rc = _pytest(args.sweep, args.jobs, 1, paths["pytest_alone"], args.filter)
+        sweep_s = _sweep(args.tier, args.jobs, None, paths["sweep"], args.filter)
+        packed_s, packed_rc = _pytest(args.tier, args.jobs, None, paths["pytest_packed"], args.filter)
+        alone_s, alone_rc = _pytest(args.tier, args.jobs, 1, paths["pytest_alone"], args.filter)
         sweep, packed, alone = (_read(paths[k]) for k in ("sweep", "pytest_packed", "pytest_alone"))
     differ = _differing(alone, packed)
     figures = {
-        "sweep": args.sweep,
+        "tier": args.tier,
         "jobs": args.jobs,
         "filter": args.filter,
         "cases": len(alone),

@@ -70,11 +70,11 @@ def main() -> int:
         return 0
 
     from harness.bisect.shrink import shrink, size
-    from harness.cases.sweeps import sweep
+    from harness.cases.tiers import cases_of
     from harness.faults.canaries import CANARIES
     from harness.run.execute import run_case
 
-    cases = sweep("smoke", target="tosa")
+    cases = cases_of("smoke", target="tosa")
     rows = []
     for name in CANARIES:
         start = first_catching(name, cases)

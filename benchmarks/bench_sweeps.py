@@ -10,7 +10,7 @@ rest of `total` (the stages proper are quantize, lower, run); writing a
 result to the results file and the run history is timed by writing the
 run's results again.
 
-    python benchmarks/bench_sweeps.py [--sweep smoke] [-j 2] [--filter REGEX | --cases FILE]
+    python benchmarks/bench_sweeps.py [--tier smoke] [-j 2] [--filter REGEX | --cases FILE]
         [--alone-results FILE] [--json out.json]
 
 `--cases FILE` keeps the tier's cases listed in FILE (one descriptor a line): a tier as it stood at an
@@ -46,7 +46,7 @@ def _sweep(tier: str, jobs: int, pack: int | None, results: Path, filter_: str |
         "-m",
         "harness",
         "sweep",
-        "--sweep",
+        "--tier",
         tier,
         "-j",
         str(jobs),
@@ -140,7 +140,7 @@ def table(paths: list[str]) -> str:
         )
         alone = f"{d['alone_wall_s']:,.1f} s" + (" (an earlier run)" if d.get("from_earlier_runs") else "")
         rows.append(
-            f"| {d['sweep']} {how} | {d['cases']:,} | {d['packed_wall_s']:,.1f} s | {alone} | "
+            f"| {d['tier']} {how} | {d['cases']:,} | {d['packed_wall_s']:,.1f} s | {alone} | "
             f"{d['cases_packed']:,} | {d['identical_cases']:,} of {d['cases']:,} |"
         )
     return "\n".join(rows)
@@ -149,7 +149,7 @@ def table(paths: list[str]) -> str:
 def tier_parser(doc: str) -> argparse.ArgumentParser:
     """The options every tier benchmark takes: which tier, how many workers, which descriptors."""
     parser = argparse.ArgumentParser(description=doc.split("\n")[0])
-    parser.add_argument("--sweep", default="smoke")
+    parser.add_argument("--tier", default="smoke")
     parser.add_argument("-j", "--jobs", type=int, default=2)
     parser.add_argument("--filter", help="only descriptors matching this regex")
     return parser
@@ -170,11 +170,11 @@ def main() -> int:
         packed_path, packed_s = args.packed_results, args.packed_wall_s
         if packed_path is None:
             packed_path = Path(tmp) / "packed.jsonl"
-            packed_s = _sweep(args.sweep, args.jobs, None, packed_path, args.filter)
+            packed_s = _sweep(args.tier, args.jobs, None, packed_path, args.filter)
         alone_path, alone_s = args.alone_results, args.alone_wall_s
         if alone_path is None:
             alone_path = Path(tmp) / "alone.jsonl"
-            alone_s = _sweep(args.sweep, args.jobs, 1, alone_path, args.filter)
+            alone_s = _sweep(args.tier, args.jobs, 1, alone_path, args.filter)
         packed, alone = _read(packed_path), _read(alone_path)
         writing = _writing_s(packed_path)
     differ = sorted(
@@ -185,7 +185,7 @@ def main() -> int:
     shares = _own_share(packed)
     totals = [r["timings_s"].get("total", 0.0) for r in packed.values()]
     figures = {
-        "sweep": args.sweep,
+        "tier": args.tier,
         "jobs": args.jobs,
         "cases": len(alone),
         **({"cases_file": str(args.cases)} if args.cases else {"filter": args.filter}),

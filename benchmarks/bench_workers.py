@@ -29,14 +29,14 @@ MIB = 1 << 20
 
 
 def _startup(method: str, workers: int = 3) -> list[float]:
-    from harness.cases.sweeps import sweep
+    from harness.cases.tiers import cases_of
     from harness.run.settings import RunSettings
     from harness.schedule.parallel import WorkerStats, run_parallel
     from harness.schedule.plan import Schedule
 
     os.environ["HARNESS_START_METHOD"] = method
     stats = WorkerStats()
-    one = sweep("smoke")[:1]
+    one = cases_of("smoke")[:1]
     for _ in range(workers):  # one worker each time: its start-up alone
         run_parallel(one, RunSettings(), Schedule(1, recycle_rss=None), lambda r: None, stats=stats)
     return stats.startup_s
@@ -73,7 +73,7 @@ def main() -> int:
     if printed_table(args, table):
         return 0
 
-    from harness.cases.sweeps import sweep
+    from harness.cases.tiers import cases_of
     from harness.policy.limits import WORKER_RECYCLE_RSS
     from harness.run.settings import RunSettings
     from harness.schedule.parallel import WorkerStats, run_parallel
@@ -81,7 +81,7 @@ def main() -> int:
 
     startup = {m: _startup(m) for m in ("forkserver", "spawn")}
     os.environ["HARNESS_START_METHOD"] = "forkserver"
-    configs = list(islice(cycle(sweep("nightly")), args.cases))
+    configs = list(islice(cycle(cases_of("nightly")), args.cases))
     stats = WorkerStats()
     start = time.perf_counter()
     run_parallel(configs, RunSettings(), Schedule(1, recycle_rss=WORKER_RECYCLE_RSS), lambda r: None, stats=stats)

@@ -69,12 +69,12 @@ def _help_of(sub, verb: str) -> str:
 
 # -- findings -------------------------------------------------------------------------------------------------
 def findings() -> str:
-    from harness.cases.sweeps import sweep
+    from harness.cases.tiers import cases_of
     from harness.expectations.known_issues import registry
     from harness.expectations.rejections import REJECTIONS
 
-    nightly = [c.descriptor for c in sweep("nightly")]
-    configs = {c.descriptor: c for c in sweep("nightly")}
+    nightly = [c.descriptor for c in cases_of("nightly")]
+    configs = {c.descriptor: c for c in cases_of("nightly")}
     out = [
         HEADER.format(source="harness/expectations/known_issues.toml and harness/expectations/rejections.py"),
         "# Findings: what the harness found in ExecuTorch, and what the backend documents it refuses\n\n",
@@ -183,17 +183,17 @@ def _applies(rejection, config) -> bool:
 # -- tiers ----------------------------------------------------------------------------------------------------
 def tiers() -> str:
     from harness.cases.classes import classes, marginals
-    from harness.cases.sweeps import SWEEPS, sweep
+    from harness.cases.tiers import BY_NAME, cases_of
 
     out = [
         HEADER.format(source="the tier definitions (harness/cases/)"),
         "# Tiers\n\n",
-        "What `--sweep NAME` runs on the `tosa` target, and the structural classes it covers "
-        "(`python -m harness list --sweep NAME --classes` prints the full list).\n\n",
+        "What `--tier NAME` runs on the `tosa` target, and the structural classes it covers "
+        "(`python -m harness list --tier NAME --classes` prints the full list).\n\n",
     ]
     rows, detail = [], []
-    for name in SWEEPS:
-        cases = sweep(name)
+    for name in BY_NAME:
+        cases = cases_of(name)
         counted = classes(cases)
         schemes = Counter(c.scheme for c in cases)
         ops = Counter(c.descriptor.split("_")[0] for c in cases)
@@ -224,15 +224,15 @@ def _neighbourhoods() -> str:
     """What the networks put around their convs: what the grammar spells (nightly runs each), what it cannot."""
     from collections import Counter
 
-    from harness.cases import models
+    from harness.cases import network_convs
 
-    spelled = Counter(e["context"] for e in models.entries())
-    found = models.neighbourhoods()
+    spelled = Counter(e["context"] for e in network_convs.entries())
+    found = network_convs.neighbourhoods()
     rows = [
         [f"`{cx}`", n, f"{found[cx]['network']} `{found[cx]['layer']}`" if cx in found else "-"]
         for cx, n in spelled.most_common()
     ]
-    stops = [[why, n] for why, n in sorted(models.unspelled().items(), key=lambda kv: -kv[1])]
+    stops = [[why, n] for why, n in sorted(network_convs.unspelled().items(), key=lambda kv: -kv[1])]
     return (
         "\n## Around the networks' convs\n\nWhat the 13 networks put around each conv, spelled in the context "
         "grammar (harness/networks/neighbours.py); nightly runs each spelling around its smallest conv, in every "
@@ -246,19 +246,19 @@ def _neighbourhoods() -> str:
 def _crossing() -> str:
     """The crossing of harness.cases.crossed each tier covers, and what it leaves out on purpose."""
     from harness.cases.crossed import LEFT_OUT, coverage
-    from harness.cases.sweeps import SWEEPS, sweep
+    from harness.cases.tiers import BY_NAME, cases_of
 
-    covered = {name: {(r["kind"], r["position"]): r for r in coverage(sweep(name))} for name in SWEEPS}
+    covered = {name: {(r["kind"], r["position"]): r for r in coverage(cases_of(name))} for name in BY_NAME}
     keys = list(next(iter(covered.values())))
     rows = [
         [
             kind,
             position,
-            covered[next(iter(SWEEPS))][(kind, position)]["expected"],
+            covered[next(iter(BY_NAME))][(kind, position)]["expected"],
             *(
                 f"{covered[n][(kind, position)]['covered']} "
                 f"({covered[n][(kind, position)]['covered'] / covered[n][(kind, position)]['expected']:.1%})"
-                for n in SWEEPS
+                for n in BY_NAME
             ),
         ]
         for kind, position in keys
@@ -268,7 +268,7 @@ def _crossing() -> str:
         "kind) with every group kind (dense, depthwise x1, x2, grouped) and bias on and off, per conv kind and "
         "position (one axis alone, the others plain, or all alike): the share each tier covers "
         "(harness/cases/crossed.py).\n\n"
-        + _table(["conv", "position", "axis x group x bias", *SWEEPS], rows)
+        + _table(["conv", "position", "axis x group x bias", *BY_NAME], rows)
         + "\nLeft out on purpose:\n\n"
         + "".join(f"- {what}: {why}.\n" for what, why in LEFT_OUT.items())
     )

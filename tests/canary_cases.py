@@ -6,7 +6,7 @@ branch first; for every canary it is also the first in plain smoke order).
 SMALLEST_FAILING_SMOKE_SIZE: the smallest, by `harness.bisect.shrink.size`
 (elements of input, weight and output), of all smoke cases that fail with the
 canary. Both were measured with one smoke sweep per canary
-(`python -m harness sweep --sweep smoke --canary NAME`); benchmarks/bench_shrink.py
+(`python -m harness sweep --tier smoke --canary NAME`); benchmarks/bench_shrink.py
 recomputes them (README, "Bisecting a wrong number").
 """
 

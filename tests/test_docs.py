@@ -21,7 +21,7 @@ def test_every_generated_page_is_current():
     stale = gen.stale(built, gen.spliced())
     assert not stale, f"stale: {', '.join(stale)}: run `{gen.COMMAND}` and commit the pages"
     # built again, a page must not change (the tier pages rest on tiers that are the same in every process:
-    # tests/cases/test_sweeps.py; rebuilding them here would double the unit loop's longest test)
+    # tests/cases/test_tiers.py; rebuilding them here would double the unit loop's longest test)
     again = {name: page() for name, page in gen.PAGES.items() if name not in ("tiers.md", "findings.md")}
     assert again == {name: built[name] for name in again}, "two builds differ: a page depends on something else"
 

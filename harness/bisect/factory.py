@@ -1,4 +1,4 @@
-"""The `model` verb's arguments, checked without torch: a refusal is one line, before any import of weight."""
+"""The `network` verb's arguments, checked without torch: a refusal is one line, before any import of weight."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ def check_spec(spec: str) -> tuple[str, str]:
     """(module or file, factory name) of `MODULE:FACTORY` or `FILE.py:FACTORY`."""
     module_name, _, name = spec.partition(":")
     if not module_name or not name:
-        raise ConfigError(f"invalid model {spec!r}: expected MODULE:FACTORY, e.g. harness.networks.resnet:resnet18")
+        raise ConfigError(f"invalid network {spec!r}: expected MODULE:FACTORY, e.g. harness.networks.resnet:resnet18")
     return module_name, name
 
 
@@ -34,11 +34,11 @@ def load_factory(spec: str) -> Callable[[], object]:
     except Exception as e:  # noqa: BLE001 - the user's module, whatever its import raises (a torchvision whose
         # compiled ops do not load beside this torch raises RuntimeError), is one line naming it
         raise ConfigError(
-            f"invalid model {spec!r}: cannot import {module_name} ({type(e).__name__}: {_first_line(e)})"
+            f"invalid network {spec!r}: cannot import {module_name} ({type(e).__name__}: {_first_line(e)})"
         ) from None
     factory = getattr(module, name, None)
     if not callable(factory):
-        raise ConfigError(f"invalid model {spec!r}: {module_name} has no callable {name}")
+        raise ConfigError(f"invalid network {spec!r}: {module_name} has no callable {name}")
     return factory
 
 
@@ -46,17 +46,19 @@ def _first_line(e: BaseException) -> str:
     return (str(e).strip().splitlines() or [""])[0][:300]
 
 
-def build_model(spec: str, factory: Callable[[], object]):
+def instantiate(spec: str, factory: Callable[[], object]):
     """The factory's module in eval mode; ConfigError if the factory raises or returns no `torch.nn.Module`."""
     import torch
 
     try:
         model = factory()
     except Exception as e:  # noqa: BLE001 - the user's factory: whatever it raises is one line naming it
-        raise ConfigError(f"invalid model {spec!r}: the factory raised {type(e).__name__}: {_first_line(e)}") from None
+        raise ConfigError(
+            f"invalid network {spec!r}: the factory raised {type(e).__name__}: {_first_line(e)}"
+        ) from None
     if not isinstance(model, torch.nn.Module):
         raise ConfigError(
-            f"invalid model {spec!r}: the factory returned a {type(model).__name__}, not a torch.nn.Module"
+            f"invalid network {spec!r}: the factory returned a {type(model).__name__}, not a torch.nn.Module"
         )
     return model.eval()
 
@@ -71,7 +73,7 @@ def check_forward(spec: str, model, sample) -> None:
     except Exception as e:  # noqa: BLE001 - the user's model: whatever its forward raises is one line naming it
         shape = "x".join(map(str, sample.shape))
         raise ConfigError(
-            f"invalid model {spec!r}: it takes no input of shape {shape} "
+            f"invalid network {spec!r}: it takes no input of shape {shape} "
             f"({type(e).__name__}: {_first_line(e)}); give --input"
         ) from None
 

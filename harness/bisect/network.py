@@ -26,7 +26,7 @@ from pathlib import Path
 
 import torch
 
-from harness.bisect.factory import build_model, check_forward, load_factory, parse_shape  # noqa: F401
+from harness.bisect.factory import check_forward, instantiate, load_factory, parse_shape  # noqa: F401
 from harness.build import captured
 from harness.config import CAPTURED, ConfigError, ConvConfig
 from harness.judging.compare import sqnr_db
@@ -203,7 +203,7 @@ def run_network(
     target: str = DEFAULT_TARGET,
     input_shape: tuple[int, ...] | None = None,
     seed: int = 0,
-    out_dir: str | Path = "reports/model",
+    out_dir: str | Path = "reports/network",
     samples: int = 4,
     say: Callable[[str], None] | None = None,
     results=None,
@@ -222,7 +222,7 @@ def run_network(
     factory = factory or load_factory(spec)
     start = time.perf_counter()
     torch.manual_seed(seed)  # the network's random initialization: the same model on every call
-    model = build_model(spec, factory)
+    model = instantiate(spec, factory)
     shape = input_shape or getattr(model, "example_input_shape", None)
     if shape is None:
         raise ConfigError(f"model {spec} declares no example_input_shape: give --input, e.g. 1x3x224x224")

@@ -1,6 +1,6 @@
 """The `captured` data set: a conv's real weights and the activations that reached it in a model.
 
-`harness model` runs a network on its calibration inputs and saves, for every
+`harness network` runs a network on its calibration inputs and saves, for every
 conv layer, one file: the layer's descriptor, its weight and bias, and the
 input activation of each calibration run. A case of data set `captured`
 loads its tensors from such a file instead of drawing them from (descriptor,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from harness.cases.shards import shard as take_shard
-from harness.cases.sweeps import sweep
+from harness.cases.tiers import cases_of
 from harness.config import ConfigError, ConvConfig
 from harness.policy.targets import DEFAULT_TARGET
 
@@ -22,7 +22,7 @@ def select(
     shard: str | None = None,
     target: str = DEFAULT_TARGET,
 ) -> list[ConvConfig]:
-    configs = sweep(tier, random, seed, target)
+    configs = cases_of(tier, random, seed, target)
     if pattern:
         try:
             regex = re.compile(pattern)

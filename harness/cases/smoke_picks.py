@@ -1,6 +1,6 @@
 """The smoke tier's hand-picked cases, each family with the branch of the conv passes it aims at.
 
-Data only: `harness.cases.sweeps.smoke` crosses them with the schemes, data sets and contexts.
+Data only: `harness.cases.tiers.smoke` crosses them with the schemes, data sets and contexts.
 """
 
 from __future__ import annotations

@@ -255,7 +255,7 @@ DIMENSIONS: dict[str, list] = {
 _RANDOM_DYNAMIC = ("none",) * 12 + tuple(DIMENSIONS["dynamic"][1:])
 
 
-def build(row: dict) -> ConvConfig:
+def config_of(row: dict) -> ConvConfig:
     """A config from one value per dimension; ConfigError if it is not valid."""
     family = row["family"]
     rank = 3 if family == "conv3d" else 1 if family == "conv1d" else 2
@@ -298,7 +298,7 @@ def _valid(row: dict) -> bool:
     if len(row) < len(DIMENSIONS):
         return True  # covertable also asks about partial rows
     try:
-        build(row)
+        config_of(row)
     except ConfigError:
         return False
     return True
@@ -335,7 +335,7 @@ def pairwise(seed: int = 0, attempts: int = 400) -> list[ConvConfig]:
                             rows.append(row)
                             covered |= _pairs(row)
                             break
-    return unique(build(r) for r in rows)
+    return unique(config_of(r) for r in rows)
 
 
 def random_cases(n: int, seed: int) -> list[ConvConfig]:
@@ -349,7 +349,7 @@ def random_cases(n: int, seed: int) -> list[ConvConfig]:
         row = {name: rng.choice(values) for name, values in DIMENSIONS.items() if name != "dynamic"}
         row["dynamic"] = rng.choice(_RANDOM_DYNAMIC)
         try:
-            c = build(row)
+            c = config_of(row)
         except ConfigError:
             continue
         if c.descriptor not in seen:

@@ -1,5 +1,5 @@
 """Command-line verbs that find where a wrong number comes from: `bisect passes`, `shrink`, `repro`,
-`bisect versions`, `bisect commits`, `model`. (`issue`, which reports what they find: harness.cli.issue.)"""
+`bisect versions`, `bisect commits`, `network`. (`issue`, which reports what they find: harness.cli.issue.)"""
 
 from __future__ import annotations
 
@@ -215,28 +215,28 @@ def cmd_repro(args) -> int:
     return EXIT_OK
 
 
-def cmd_model(args) -> int:
+def cmd_network(args) -> int:
     from harness.bisect.factory import check_spec, load_factory, parse_shape
     from harness.policy.schemes import SCHEME_NAMES
 
-    check_spec(args.model)  # the cheap checks first, before torch and the model's own imports
+    check_spec(args.network)  # the cheap checks first, before torch and the model's own imports
     shape = parse_shape(args.input) if args.input else None
     if args.scheme not in SCHEME_NAMES:
         raise ConfigError(f"invalid --scheme={args.scheme}: must be one of {', '.join(SCHEME_NAMES)}")
     get_target(args.target)
-    factory = load_factory(args.model)  # a spec that does not load leaves nothing behind
+    factory = load_factory(args.network)  # a spec that does not load leaves nothing behind
     from harness.bisect.network import run_network, whole_line
     from harness.results.store import ResultWriter
 
-    out = args.out or f"reports/model-{args.model.split(':')[-1]}-{args.scheme}"
+    out = args.out or f"reports/network-{args.network.split(':')[-1]}-{args.scheme}"
     say = None if args.json else (lambda line: print(line, flush=True))
     if say:
-        print(f"model:   {args.model} ({args.scheme} on {args.target}); results and captured data in {out}")
+        print(f"network: {args.network} ({args.scheme} on {args.target}); results and captured data in {out}")
 
     Path(out).mkdir(parents=True, exist_ok=True)
     with ResultWriter(Path(out) / "results.jsonl") as writer:
         report = run_network(
-            args.model,
+            args.network,
             scheme=args.scheme,
             target=args.target,
             input_shape=shape,
@@ -274,7 +274,9 @@ def add_parsers(sub) -> dict:
     how = bi.add_subparsers(dest="how", required=True, metavar="{passes,versions,commits}")
     bp = how.add_parser("passes", help="judge the delegate's graph after every pass; name the first that departs")
     options.case(bp)
-    bp.add_argument("--captured", default="", metavar="FILE", help="a `dscaptured` case's tensors (written by `model`)")
+    bp.add_argument(
+        "--captured", default="", metavar="FILE", help="a `dscaptured` case's tensors (written by `network`)"
+    )
     bp.add_argument("--json", action="store_true", help="print the bisection as one JSON object")
     options.executorch(bp)
     bv = how.add_parser("versions", help="the first ExecuTorch release where the case fails (or is fixed)")
@@ -313,7 +315,9 @@ def add_parsers(sub) -> dict:
 
     sh = sub.add_parser("shrink", help="reduce a failing case to the smallest config that fails the same way")
     options.case(sh)
-    sh.add_argument("--captured", default="", metavar="FILE", help="a `dscaptured` case's tensors (written by `model`)")
+    sh.add_argument(
+        "--captured", default="", metavar="FILE", help="a `dscaptured` case's tensors (written by `network`)"
+    )
     sh.add_argument(
         "--max-runs", type=int, default=60, metavar="N", help="case runs allowed, the first included (default: 60)"
     )
@@ -327,8 +331,8 @@ def add_parsers(sub) -> dict:
     rr.add_argument("--out", required=True, help="the script's path (.py); the model and data files go beside it")
     options.executorch(rr)
 
-    md = sub.add_parser("model", help="lower a whole network, then run every conv layer of it as a case")
-    md.add_argument("model", help="MODULE:FACTORY or FILE.py:FACTORY, e.g. harness.networks.resnet:resnet18")
+    md = sub.add_parser("network", help="lower a whole network, then run every conv layer of it as a case")
+    md.add_argument("network", help="MODULE:FACTORY or FILE.py:FACTORY, e.g. harness.networks.resnet:resnet18")
     md.add_argument("--scheme", default="a8w8", help="scheme (default: a8w8)")
     md.add_argument("--input", help="input shape, e.g. 1x3x224x224 (default: the model's example_input_shape)")
     md.add_argument("--samples", type=int, default=4, help="calibration inputs, drawn with --seed (default: 4)")
@@ -340,7 +344,7 @@ def add_parsers(sub) -> dict:
         "on the calibration inputs first (a randomly initialized model; ours ask for it themselves)",
     )
     options.target(md)
-    md.add_argument("--out", help="results, report and captured data (default: reports/model-<factory>-<scheme>)")
+    md.add_argument("--out", help="results, report and captured data (default: reports/network-<factory>-<scheme>)")
     md.add_argument("--json", action="store_true", help="print the report as one JSON object, no progress")
     options.executorch(md)
-    return {"bisect": cmd_bisect, "shrink": cmd_shrink, "repro": cmd_repro, "model": cmd_model}
+    return {"bisect": cmd_bisect, "shrink": cmd_shrink, "repro": cmd_repro, "network": cmd_network}

@@ -58,7 +58,7 @@ def _print_stats(configs) -> None:
 def cmd_list(args) -> int:
     from harness.cases.selection import select
 
-    configs = select(args.sweep, args.random, args.seed, args.filter, args.shard, args.target)
+    configs = select(args.tier, args.random, args.seed, args.filter, args.shard, args.target)
     if args.stats:
         _print_stats(configs)
         return EXIT_OK
@@ -67,7 +67,7 @@ def cmd_list(args) -> int:
         if args.html:
             from harness.report.coverage_page import write
 
-            print(f"crossing: {write(configs, f'The crossing in {args.sweep}', args.html)}")
+            print(f"crossing: {write(configs, f'The crossing in {args.tier}', args.html)}")
         return EXIT_OK
     if args.html:
         raise ConfigError(f"invalid --html {args.html}: it writes the crossing, so it needs --classes")
@@ -215,7 +215,7 @@ def cmd_canaries(args) -> int:
 
 def add_parsers(sub) -> dict:
     """This module's verbs on the command line's subparsers; verb -> its command."""
-    ls = sub.add_parser("list", help="print the cases of a sweep, one descriptor per line")
+    ls = sub.add_parser("list", help="print the cases of a tier, one descriptor per line")
     options.selection(ls)
     options.target(ls)
     ls.add_argument("--json", action="store_true", help="one JSON object per line with the config fields")
@@ -245,7 +245,7 @@ def add_parsers(sub) -> dict:
     run.add_argument("--keep", metavar="DIR", help="save inputs, outputs and flatbuffer here if it fails")
     run.add_argument("--canary", default="", metavar="NAME", help="inject this fault into the backend (see `canaries`)")
     run.add_argument(
-        "--captured", default="", metavar="FILE", help="a `dscaptured` case's tensors (written by `model`)"
+        "--captured", default="", metavar="FILE", help="a `dscaptured` case's tensors (written by `network`)"
     )
     options.executorch(run)
 

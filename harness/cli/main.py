@@ -39,11 +39,12 @@ VERBS = (
     "shrink",
     "repro",
     "issue",
-    "model",
+    "network",
     "mutate",
     "doctor",
     "registry",
 )
+RENAMED = {"model": "network"}  # verbs' names before 2026-12, still read (not listed) so existing scripts run
 MODULES = (cases, sweeps, history, bisect, issue, mutate, registry, doctor)  # each adds its verbs (`add_parsers`)
 
 
@@ -78,6 +79,9 @@ def use_executorch(spec: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     p, commands = parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in RENAMED:
+        argv[0] = RENAMED[argv[0]]
     args = p.parse_args(argv)
     try:
         check_writes(args.verb, args)  # before any work: an unwritable path is one line, not a traceback later

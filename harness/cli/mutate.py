@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from harness.cli.common import EXIT_FAIL, EXIT_OK
-from harness.cli.options import cluster
+from harness.cli.options import cluster, tier_option
 from harness.config import ConfigError
 from harness.policy.packing import PACK_SIZE
 
@@ -50,7 +50,7 @@ def add_parsers(sub) -> dict:
         "harness/mutation/merge.py), written to --out",
     )
     hunt = mu.add_argument_group("what hunts them")
-    hunt.add_argument("--sweep", default="smoke", help="the tier that hunts the mutants (default: smoke)")
+    tier_option(hunt, "the tier that hunts the mutants (default: smoke)")
     hunt.add_argument("--filter", metavar="REGEX", help="only the tier's cases whose descriptor matches")
     hunt.add_argument(
         "--cases",
@@ -91,7 +91,7 @@ def add_parsers(sub) -> dict:
 def cmd_mutate(args) -> int:
     """A mutation campaign from the command line. Long because it checks every option before any work and hands
     each on to `harness.mutation.run.mutate`, which takes them one by one."""
-    from harness.cases.sweeps import SWEEPS
+    from harness.cases.tiers import BY_NAME
     from harness.faults.catalog import mutant_name, mutants_of, parse_name
     from harness.mutation.run import check_modules
     from harness.schedule.packing import check_pack_size
@@ -99,8 +99,8 @@ def cmd_mutate(args) -> int:
     if args.merge:
         return _merge(args)
     modules = check_modules(args.module)
-    if args.sweep not in SWEEPS:
-        raise ConfigError(f"unknown sweep {args.sweep!r}; known sweeps: {', '.join(SWEEPS)}")
+    if args.tier not in BY_NAME:
+        raise ConfigError(f"unknown tier {args.tier!r}; known tiers: {', '.join(BY_NAME)}")
     check_pack_size(args.pack)
     check_pack_size(args.trace_pack)
     if args.max is not None and args.max < 1:
@@ -143,7 +143,7 @@ def cmd_mutate(args) -> int:
         print(f"{row.name:40s} {row.status:9s} {row.cases_run:4d} cases{by}", flush=True)
 
     campaign = Campaign(
-        tier=args.sweep,
+        tier=args.tier,
         modules=tuple(modules or ()),
         function=args.function,
         names=frozenset(args.mutant),

@@ -9,12 +9,17 @@ from harness.policy.packing import PACK_SIZE
 from harness.policy.targets import DEFAULT_TARGET, TARGETS
 
 
+def tier_option(p, help: str, default: str | None = "smoke") -> None:
+    """`--tier NAME`; `--sweep`, its name before 2026-12, still read (hidden) so existing nightly scripts run."""
+    p.add_argument("--tier", default=default, help=help)
+    p.add_argument("--sweep", dest="tier", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+
+
 def selection(p: argparse.ArgumentParser, tier: str = "smoke") -> None:
-    p.add_argument(
-        "--sweep",
-        default=tier,
-        help=f"tier: smoke, nightly or full, or @FILE: the descriptors a batch "
-        f"file lists, one per line (default: {tier})",
+    tier_option(
+        p,
+        f"tier: smoke, nightly or full, or @FILE: the descriptors a batch file lists, one per line (default: {tier})",
+        tier,
     )
     p.add_argument("--random", type=int, default=0, metavar="N", help="append N random cases drawn with --seed")
     p.add_argument("--seed", type=int, default=0, help="data seed, and seed of --random cases (default: 0)")

@@ -29,7 +29,7 @@ WRITES: dict[str, dict[str, str]] = {
     "nightly": {"out": "dir", "db": "file"},
     "repro": {"out": "file"},
     "issue": {"out": "file"},
-    "model": {"out": "dir"},
+    "network": {"out": "dir"},
     "mutate": {"out": "dir"},
 }
 

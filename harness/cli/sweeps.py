@@ -110,7 +110,7 @@ def _sweep(args, tier: str, results: Path | None, db: Path | None):
 
 def cmd_sweep(args) -> int:
     db = None if args.no_history else Path(args.db)
-    done, summary, d = _sweep(args, args.sweep, Path(args.results) if args.results else None, db)
+    done, summary, d = _sweep(args, args.tier, Path(args.results) if args.results else None, db)
     out = done.results_path.parent
     print(summary)
     if d is not None:
@@ -148,8 +148,8 @@ def cmd_nightly(args) -> int:
     from harness.report.diff_format import to_text
 
     out = Path(args.out)
-    done, _, d = _sweep(args, args.sweep, out / "results.jsonl", Path(args.db))
-    print(to_text(d) if d else f"no green {args.sweep} run on {args.target} before {done.run.run_id}: nothing to diff")
+    done, _, d = _sweep(args, args.tier, out / "results.jsonl", Path(args.db))
+    print(to_text(d) if d else f"no green {args.tier} run on {args.target} before {done.run.run_id}: nothing to diff")
     print(f"report: {out / 'index.html'}\njunit:  {out / 'junit.xml'}")
     if done.interrupted:
         return _interrupted(done)
@@ -165,10 +165,10 @@ def cmd_merge(args) -> int:
     from harness.history.ingest import merge_shards
 
     expected = None
-    if args.sweep:
+    if args.tier:
         seed = args.seed if args.seed is not None else 0
-        expected = [c.descriptor for c in select(args.sweep, args.random, seed, args.filter)]
-    report = merge_shards(args.parts, args.out, expected, tier=args.sweep or "merged", seed=args.seed)
+        expected = [c.descriptor for c in select(args.tier, args.random, seed, args.filter)]
+    report = merge_shards(args.parts, args.out, expected, tier=args.tier or "merged", seed=args.seed)
     history = history_of(args)
     if history is not None:
         history.ensure_run(report.run)
@@ -182,7 +182,7 @@ def cmd_merge(args) -> int:
     for d in report.duplicates:
         print(f"duplicate: {d}")
     if report.gaps is None:
-        print("gaps: unknown (give --sweep and the selection to check them)")
+        print("gaps: unknown (give --tier and the selection to check them)")
     else:
         print(f"gaps: {len(report.gaps)}" + "".join(f"\n  missing: {d}" for d in report.gaps[:50]))
     return EXIT_OK if not report.duplicates and not report.gaps else EXIT_FAIL
@@ -193,7 +193,7 @@ def add_parsers(sub) -> dict:
     sw = sub.add_parser("sweep", help="run a sweep in parallel workers; record it, write results and a summary")
     options.selection(sw)
     options.target(sw)
-    sw.add_argument("--results", help="JSONL results path (default: reports/<sweep>/results.jsonl)")
+    sw.add_argument("--results", help="JSONL results path (default: reports/<tier>/results.jsonl)")
     sw.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1, help="worker processes (default: CPU count)")
     sw.add_argument("--no-progress", action="store_true", help="no progress bar")
     sw.add_argument("--canary", default="", metavar="NAME", help="inject this fault into the backend in every worker")
@@ -216,7 +216,7 @@ def add_parsers(sub) -> dict:
     mg = sub.add_parser("merge", help="join shard results into one run; refuse mixed versions or seeds")
     mg.add_argument("parts", nargs="+", help="the shards' results files")
     mg.add_argument("--out", required=True, help="the merged results file")
-    mg.add_argument("--sweep", help="the tier the shards split, to report gaps (with --random/--seed/--filter as run)")
+    options.tier_option(mg, "the tier the shards split, to report gaps (with --random/--seed/--filter as run)", None)
     mg.add_argument("--random", type=int, default=0, metavar="N")
     mg.add_argument("--seed", type=int, default=None, help="the selection's seed (default: the results' seed)")
     mg.add_argument("--filter", metavar="REGEX")

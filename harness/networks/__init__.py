@@ -1,12 +1,12 @@
-"""Real networks for `python -m harness model`, built without weights (random initialization).
+"""Real networks for `python -m harness network`, built without weights (random initialization).
 
 Written here from their papers because torchvision's wheels do not import
 beside torch 2.13 on this stack; any factory returning an `nn.Module` works
-with `model` (`MODULE:FACTORY`). A factory may set two attributes on the model:
-`example_input_shape`, the input `model` feeds when `--input` is not given,
+with `network` (`MODULE:FACTORY`). A factory may set two attributes on the model:
+`example_input_shape`, the input `network` feeds when `--input` is not given,
 and `recalibrate_batch_norm`: the network is randomly initialized, so its
 batch norms' running statistics (mean 0, variance 1) are not its
-activations' and `model` recomputes them on the calibration inputs first.
+activations' and `network` recomputes them on the calibration inputs first.
 Without that, a deep random network's activations shrink layer by layer
 until its last convs see all-zero inputs (measured on MobileNetV2: a std of
 2e-9 at the last conv), and every case made of them proves nothing.
@@ -53,7 +53,7 @@ def conv_bn(
 def ready(
     model: nn.Module, input_shape: tuple[int, ...], *, torchvision_init: bool = True, batch_norm: bool = True
 ) -> nn.Module:
-    """A factory's network as `model` takes it: initialized like torchvision's (or PyTorch's default), its
+    """A factory's network as `network` takes it: initialized like torchvision's (or PyTorch's default), its
     example input shape, and whether its batch norms are recalibrated first (it has some)."""
     if torchvision_init:
         init_like_torchvision(model)

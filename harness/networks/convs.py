@@ -1,4 +1,4 @@
-"""Every conv of the real networks, with the input size it sees: the data of the `models` strategy.
+"""Every conv of the real networks, with the input size it sees: the data of the `network_convs` strategy.
 
 `extract(name)` builds a network from its definition here (no weights), runs
 one input of its native (or documented scaled) size through it and records,
@@ -6,8 +6,8 @@ per conv, the config it runs: rank, channels, groups, input size, kernel,
 stride, padding, dilation, bias; and what the network puts around it, spelled
 in the context grammar, with what the grammar cannot spell and why
 (`harness.networks.neighbours`). `python -m harness.networks.convs --write`
-stores them in harness/cases/models.json, which the strategy reads without
-torch; tests/cases/test_models.py checks the file against the definitions.
+stores them in harness/cases/network_convs.json, which the strategy reads without
+torch; tests/cases/test_network_convs.py checks the file against the definitions.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ NETWORKS = {  # name -> factory (module:function), in the order the strategy tak
     "resnet8": "harness.networks.tiny:resnet8",
     "m5": "harness.networks.kws:m5",
 }
-DATA = Path(__file__).resolve().parents[1] / "cases" / "models.json"
+DATA = Path(__file__).resolve().parents[1] / "cases" / "network_convs.json"
 
 
 def _axes(values) -> str:
@@ -85,7 +85,7 @@ def extract_all() -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="write (or check) harness/cases/models.json")
+    parser = argparse.ArgumentParser(description="write (or check) harness/cases/network_convs.json")
     parser.add_argument("--write", action="store_true", help="write the file (default: print)")
     args = parser.parse_args(argv)
     text = json.dumps(extract_all(), indent=0) + "\n"

@@ -5,7 +5,7 @@ walks what feeds it and the single-user chain after it, slot by slot as the
 grammar orders them (`harness.contexts.grammar`): feed, norm, act, pool,
 merge, after. It returns the spelling of what the grammar can say and, where
 the chain goes on with something the grammar has no token for, that op and
-why it stops there (`unspelled`), so `models` can report which neighbourhoods
+why it stops there (`unspelled`), so `network_convs` can report which neighbourhoods
 of real networks the grammar cannot spell.
 """
 

@@ -201,7 +201,7 @@ def _lay_installed(installed: Path, package: Path, roots: tuple[str, ...], rel: 
     return linked
 
 
-def build_tree(
+def assemble_tree(
     found: sources.PackageFiles,
     contents: dict[str, bytes] | None,
     into: Path,
@@ -264,17 +264,17 @@ def origin_line(marker: dict) -> str:
     )
 
 
-def build_commit(repo: Path, commit: str, into: Path, facts: dict) -> Path:
+def assemble_commit(repo: Path, commit: str, into: Path, facts: dict) -> Path:
     """The overlay of `commit` of `repo`, read from git without a checkout (partial and blobless clones work)."""
     installed = installed_package()
     found, contents = sources.at_commit(repo, commit, _top_names(installed))
-    return build_tree(found, contents, into, facts, installed)
+    return assemble_tree(found, contents, into, facts, installed)
 
 
-def build_working(top: Path, into: Path, facts: dict) -> Path:
+def assemble_working(top: Path, into: Path, facts: dict) -> Path:
     """The overlay of a working tree as it is now (copied: edits during the run change nothing)."""
     installed = installed_package()
-    return build_tree(sources.in_working_tree(top, _top_names(installed)), None, into, facts, installed)
+    return assemble_tree(sources.in_working_tree(top, _top_names(installed)), None, into, facts, installed)
 
 
 def _top_names(installed: Path) -> list[str]:
@@ -336,9 +336,9 @@ def tree(spec: str, cache: Path = DEFAULT_CACHE, commits: tuple[str, ...] = ()) 
     into = Path(cache) / f"tree-{key}"
     try:
         if rev:
-            build_commit(top, facts["commit"], into, facts)
+            assemble_commit(top, facts["commit"], into, facts)
         else:  # a working tree is copied as it is at the start, so that edits during the run change nothing
-            build_working(top, into, facts)
+            assemble_working(top, into, facts)
     except sources.SourceError as e:
         raise ConfigError(f"invalid --executorch={spec}: {e}") from None
     label = f"{top}@{facts['commit'][:12]}{'+dirty' if facts['dirty'] else ''}"

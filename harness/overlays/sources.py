@@ -7,7 +7,7 @@ generated and compiled parts (`version.py`, the `.so` files, `flatc`, the
 schema copies `setup.py` makes). A tree's own core is every package file the
 mapping reaches: Python and the package data setup.py ships (`*.fbs`, `*.yaml`,
 the VGF shaders); the compiled parts come from the installed wheel
-(`harness.overlays.build_tree`).
+(`harness.overlays.assemble_tree`).
 
 Files are read with `git ls-tree` and `git cat-file --batch`, never with a
 checkout: a step of a bisection costs what the package's files cost, and a

@@ -34,7 +34,7 @@ MUTANT_WORKER_TASKS = 50
 BYTES_PER_ELEMENT = 48  # the upper estimate above
 MAX_CASE_ELEMENTS = (WORKER_RSS_BUDGET - WORKER_RECYCLE_RSS) // BYTES_PER_ELEMENT  # 2^24
 
-TIERS = ("smoke", "nightly", "full")  # the named sweeps (harness.cases.sweeps builds them), smallest first
+TIERS = ("smoke", "nightly", "full")  # the named tiers (harness.cases.tiers builds them), smallest first
 CASE_TIME_LIMIT_S = {"smoke": 300.0, "nightly": 600.0, "full": 900.0}
 DEFAULT_CASE_TIME_LIMIT_S = 600.0
 # One reference-model run of one graph (harness.runners.tosa_ref), after which the model's child is killed with every

@@ -3,7 +3,7 @@
 Registered through the `pytest11` entry point, so that with the package
 installed any pytest run has the `--harness-*` options, and
 
-    pytest --pyargs harness.pytest_plugin.test_cases --harness-sweep smoke -n auto
+    pytest --pyargs harness.pytest_plugin.test_cases --harness-tier smoke -n auto
 
 runs a tier from any directory. Each case stays its own test (own id, verdict,
 repro line, JUnit entry); the cases of a pack (`--harness-pack`, the sweep's
@@ -49,7 +49,7 @@ def _cases(config) -> list[ConvConfig]:
                     check_case(target, c)
             else:
                 config._harness_cases = select(
-                    o("harness_sweep"),
+                    o("harness_tier"),
                     o("harness_random"),
                     o("harness_seed"),
                     o("harness_filter"),

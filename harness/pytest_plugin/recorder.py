@@ -24,7 +24,7 @@ def run_info(config, cases: list[ConvConfig]) -> RunInfo:
     o = config.getoption
     return RunInfo(
         config._harness_run_id,
-        "cases" if o("harness_case") else o("harness_sweep"),
+        "cases" if o("harness_case") else o("harness_tier"),
         o("harness_seed"),
         o("harness_target"),
         random=o("harness_random"),

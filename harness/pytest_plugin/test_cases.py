@@ -2,7 +2,7 @@
 
 Run it from anywhere with the package installed:
 
-    pytest --pyargs harness.pytest_plugin.test_cases --harness-sweep smoke -n auto
+    pytest --pyargs harness.pytest_plugin.test_cases --harness-tier smoke -n auto
 """
 
 from __future__ import annotations

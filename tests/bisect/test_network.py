@@ -102,7 +102,7 @@ def test_shapes_parse_or_are_refused():
 def test_the_keyword_spotting_network_layer_by_layer(tmp_path):
     out = tmp_path / "m5"
     done = subprocess.run(
-        [sys.executable, "-m", "harness", "model", "harness.networks.kws:m5", "--out", str(out), "--json"],
+        [sys.executable, "-m", "harness", "network", "harness.networks.kws:m5", "--out", str(out), "--json"],
         capture_output=True,
         text=True,
         timeout=900,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from harness.cases.classes import classes, group_kind, marginals, remainder_kind, structural_class
-from harness.cases.sweeps import sweep
+from harness.cases.tiers import cases_of
 from harness.cli.main import main
 from harness.config import parse_descriptor
 
@@ -32,10 +32,10 @@ def test_group_kinds_and_transposed_axes():
 
 
 def test_a_tier_reports_its_classes_and_nightly_covers_more_than_smoke(capsys):
-    smoke, nightly = sweep("smoke"), sweep("nightly")
+    smoke, nightly = cases_of("smoke"), cases_of("nightly")
     assert len(classes(smoke)) < len(classes(nightly))
     assert set(classes(smoke)) <= set(classes(nightly))  # nightly contains smoke
     assert {"none", "trim1", "trim>1", "slice"} <= set(marginals(nightly)["conv2d"]["remainder"])
-    assert main(["list", "--classes", "--sweep", "smoke"]) == 0
+    assert main(["list", "--classes", "--tier", "smoke"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[len(classes(smoke))] == f"{len(classes(smoke))} structural classes over {len(smoke)} cases"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from harness.cases import structural
 from harness.cases.classes import REMAINDER_KINDS, axis_classes, classes, remainder_kind
-from harness.cases.sweeps import sweep
+from harness.cases.tiers import cases_of
 from harness.policy.schemes import GRAPH_SCHEMES
 
 
@@ -34,7 +34,7 @@ def test_1d_and_each_2d_axis_alone_and_jointly():
 
 
 def test_nightly_covers_every_structural_class():
-    nightly = sweep("nightly")
+    nightly = cases_of("nightly")
     assert set(classes(structural.structural())) <= set(classes(nightly))
 
 
@@ -49,4 +49,4 @@ def test_transposed_convs_are_as_diverse_each_axis_alone_and_jointly():
     assert h_alone == w_alone == joint == every
     turns = {(c.scheme, c.groups, c.bias) for c in cases}
     assert turns == {(s, g, b) for s in GRAPH_SCHEMES for g, b in ((1, True), (2, True), (1, False))}
-    assert set(classes(cases)) <= set(classes(sweep("nightly")))
+    assert set(classes(cases)) <= set(classes(cases_of("nightly")))

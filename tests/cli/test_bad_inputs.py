@@ -100,10 +100,10 @@ CASES = [  # (arguments, with {file} placeholders; a fragment of the one line)
     (["list", "--shard", "two/3"], "expected K/N"),
     (["sweep", "--shard", "1/0", "--no-history"], "invalid --shard '1/0'"),
     (["list", "--filter", "(conv"], "invalid --filter '(conv'"),
-    (["list", "--sweep", "weekly"], "unknown sweep 'weekly'"),
-    (["list", "--sweep", "@{batch-bad.txt}"], "batch-bad.txt line 3: bad descriptor head 'conv9d'"),
-    (["list", "--sweep", "@{batch-empty.txt}"], "batch-empty.txt: it lists no case"),
-    (["list", "--sweep", "@{missing.jsonl}"], "cannot read it"),
+    (["list", "--tier", "weekly"], "unknown tier 'weekly'"),
+    (["list", "--tier", "@{batch-bad.txt}"], "batch-bad.txt line 3: bad descriptor head 'conv9d'"),
+    (["list", "--tier", "@{batch-empty.txt}"], "batch-empty.txt: it lists no case"),
+    (["list", "--tier", "@{missing.jsonl}"], "cannot read it"),
     (["run", "conv2d_ic8_oc8_i8x8_k3", "--executorch", "{dir}/nope"], "invalid --executorch="),
     (["run", "conv2d_ic8_oc8_i8x8_k3", "--executorch", "{dir}"], "not a release (e.g. 1.4.1) and not a git checkout"),
     (["registry", "{missing.jsonl}"], "cannot read results file"),
@@ -125,10 +125,10 @@ CASES = [  # (arguments, with {file} placeholders; a fragment of the one line)
         ["bisect", "commits", "conv2d_ic8_oc8_i8x8_k3", "--repo", "{dir}/nope", "--good", "a", "--bad", "b"],
         "not a git checkout",
     ),
-    (["model", "harness.networks.resnet"], "expected MODULE:FACTORY"),
-    (["model", "harness.networks.resnet:resnet99"], "has no callable resnet99"),
-    (["model", "harness.networks.kws:m5", "--input", "1x1xabc"], "invalid --input=1x1xabc"),
-    (["model", "harness.networks.kws:m5", "--scheme", "a9w9"], "invalid --scheme=a9w9"),
+    (["network", "harness.networks.resnet"], "expected MODULE:FACTORY"),
+    (["network", "harness.networks.resnet:resnet99"], "has no callable resnet99"),
+    (["network", "harness.networks.kws:m5", "--input", "1x1xabc"], "invalid --input=1x1xabc"),
+    (["network", "harness.networks.kws:m5", "--scheme", "a9w9"], "invalid --scheme=a9w9"),
     # every path a verb writes is checked before any work
     (
         ["sweep", "--results", "/proc/nope/r.jsonl", "--no-history"],
@@ -145,16 +145,16 @@ CASES = [  # (arguments, with {file} placeholders; a fragment of the one line)
     (["nightly", "--out", "/proc/n"], "invalid --out /proc/n: cannot write there"),
     (["merge", "{good.jsonl}", "--out", "{dir}", "--db", "{h.sqlite}"], "it is a directory"),
     (["mutate", "--out", "/proc/m"], "invalid --out /proc/m: cannot write there"),
-    (["model", "harness.networks.kws:m5", "--out", "/proc/m"], "invalid --out /proc/m: cannot write there"),
+    (["network", "harness.networks.kws:m5", "--out", "/proc/m"], "invalid --out /proc/m: cannot write there"),
     # a model factory: whatever its module raises on import, what it returns, what its module takes
     (
-        ["model", "{broken_import.py}:net", "--out", "{dir}/m"],
+        ["network", "{broken_import.py}:net", "--out", "{dir}/m"],
         "cannot import {dir}/broken_import.py (RuntimeError: operator torchvision::nms does not exist)",
     ),
-    (["model", "{raising.py}:net", "--out", "{dir}/m"], "the factory raised ValueError: no weights here"),
-    (["model", "os:getcwd", "--out", "{dir}/m"], "the factory returned a str, not a torch.nn.Module"),
+    (["network", "{raising.py}:net", "--out", "{dir}/m"], "the factory raised ValueError: no weights here"),
+    (["network", "os:getcwd", "--out", "{dir}/m"], "the factory returned a str, not a torch.nn.Module"),
     (
-        ["model", "harness.networks.resnet:resnet18", "--input", "1x5x8x8", "--out", "{dir}/m"],
+        ["network", "harness.networks.resnet:resnet18", "--input", "1x5x8x8", "--out", "{dir}/m"],
         "it takes no input of shape 1x5x8x8 (RuntimeError: Given groups=1, weight of size [64, 3, 7, 7]",
     ),
 ]
@@ -183,7 +183,7 @@ def _fill(arg: str, files: dict) -> str:
     "verb, args, where",
     [
         ("report", ["last", "--db", "{h.sqlite}", "--out", "{dir}/r"], ("harness.report.html", "write_report")),
-        ("list", ["--sweep", "smoke"], ("harness.cases.selection", "select")),
+        ("list", ["--tier", "smoke"], ("harness.cases.selection", "select")),
     ],
 )
 def test_ctrl_c_at_any_moment_is_one_line_and_exit_130(files, capsys, monkeypatch, verb, args, where):

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
 
 import pytest
 
-from harness.cases.sweeps import sweep
-from harness.cli.main import main
+from harness.cases.tiers import cases_of
+from harness.cli.main import main, parser
 
 
 def _cli(*args, check_rc=None):
@@ -22,7 +23,7 @@ def _cli(*args, check_rc=None):
 def test_list_is_deterministic_and_parses(capsys):
     assert main(["list"]) == 0
     first = capsys.readouterr().out.splitlines()
-    assert main(["list", "--sweep", "smoke"]) == 0
+    assert main(["list", "--tier", "smoke"]) == 0
     assert capsys.readouterr().out.splitlines() == first
     assert len(first) >= 60 and len(set(first)) == len(first)
 
@@ -65,7 +66,7 @@ def test_list_json_has_the_config_fields(capsys):
 @pytest.mark.parametrize(
     "args, fragment",
     [
-        (["list", "--sweep", "nope"], "unknown sweep 'nope'"),
+        (["list", "--tier", "nope"], "unknown tier 'nope'"),
         (["run", "conv2d_ic8_oc7_g2_i8x8_k3"], "invalid groups=2: must divide out_channels=7"),
         (["run", "conv2d_ic8_oc8_i8x8_k3_xx1"], "unknown descriptor token 'xx1'"),
         (["run", "conv2d_ic8_oc8_i8x8_k3", "--target", "fpga"], "unknown target 'fpga'; targets: tosa"),
@@ -136,10 +137,24 @@ def test_help_on_each_verb():
 
 
 def test_list_stats_counts_the_tier(capsys):
-    assert main(["list", "--sweep", "smoke", "--stats"]) == 0
+    assert main(["list", "--tier", "smoke", "--stats"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == f"{len(sweep('smoke'))} cases"
+    assert out[0] == f"{len(cases_of('smoke'))} cases"
     assert out[2].startswith("op") and "DEPTHWISE_CONV2D" in out[2] and "TRANSPOSE_CONV2D" in out[2]
+
+
+def test_names_before_the_rename_still_run_and_are_not_listed(capsys):
+    """`--sweep` (now `--tier`) and the `model` verb (now `network`) still work for existing scripts, unlisted."""
+    assert main(["list", "--tier", "nightly", "--shard", "1/400"]) == 0
+    tier = capsys.readouterr().out
+    assert main(["list", "--sweep", "nightly", "--shard", "1/400"]) == 0
+    assert capsys.readouterr().out == tier and tier
+    assert main(["model", "harness.networks.resnet"]) == 2
+    assert "invalid network 'harness.networks.resnet': expected MODULE:FACTORY" in capsys.readouterr().err
+    p = parser()[0]
+    verbs = next(a for a in p._actions if isinstance(a, argparse._SubParsersAction)).choices
+    help_text = p.format_help() + "".join(v.format_help() for v in verbs.values())
+    assert "--sweep" not in help_text and "model," not in help_text and "network" in help_text
 
 
 def test_list_filter_selects_by_descriptor(capsys):

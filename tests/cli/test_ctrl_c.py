@@ -27,7 +27,7 @@ def _sweep(tmp_path: Path, *extra: str) -> subprocess.Popen:
         "-m",
         "harness",
         "sweep",
-        "--sweep",
+        "--tier",
         "smoke",
         "--filter",
         FILTER,

@@ -204,14 +204,14 @@ def test_a_config_too_big_for_a_worker_is_refused_before_anything_is_allocated()
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
     assert "over the limit of 16,777,216" in out[0] and out[1] == "False"
-    from harness.cases.models import entries
-    from harness.cases.sweeps import sweep
+    from harness.cases.network_convs import entries
+    from harness.cases.tiers import cases_of
     from harness.config import elements
     from harness.policy.limits import MAX_CASE_ELEMENTS
 
     # No tier case comes within 2x of it: the largest are real networks' convs (7.1M elements: R3D-18's
     # 512x512x3x3x3 weight); the synthetic ones stay under 1% of it.
     networks = {e["base"] for e in entries()}
-    sized = {c.descriptor.split("_pm")[0]: elements(c) for c in sweep("full")}  # a shape's size, once
+    sized = {c.descriptor.split("_pm")[0]: elements(c) for c in cases_of("full")}  # a shape's size, once
     assert max(sized.values()) * 2 < MAX_CASE_ELEMENTS
     assert max(n for base, n in sized.items() if base not in networks) * 100 < MAX_CASE_ELEMENTS

@@ -160,9 +160,9 @@ def test_supported_configs_are_not_rejected(descriptor):
 
 @functools.cache
 def _tier(name: str, target: str) -> tuple[str, ...]:
-    from harness.cases.sweeps import sweep
+    from harness.cases.tiers import cases_of
 
-    return tuple(c.descriptor for c in sweep(name, target=target))
+    return tuple(c.descriptor for c in cases_of(name, target=target))
 
 
 def _target_for(issue) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.cases.sweeps import sweep
+from harness.cases.tiers import cases_of
 from harness.faults.canaries import CANARIES
 from harness.run.execute import run_case
 
@@ -25,7 +25,7 @@ PAIRS = [(t, n) for t in ("tosa", "ethos-u55-128") for n in CANARIES if n not in
 @pytest.mark.parametrize("target, name", PAIRS, ids=[f"{t}-{n}" for t, n in PAIRS])
 def test_canary_is_caught_by_the_smoke_tier(target, name):
     canary = CANARIES[name]
-    cases = sweep("smoke", target=target)
+    cases = cases_of("smoke", target=target)
     ordered = [c for c in cases if canary.relevant(c)] + [c for c in cases if not canary.relevant(c)]
     assert canary.relevant(ordered[0]), f"no smoke case reaches the branch of {name}: the tier misses it"
     tried = []
@@ -42,7 +42,7 @@ def test_canary_is_caught_by_the_smoke_tier(target, name):
 def test_a_canary_left_out_cannot_reach_the_target(target):
     """No case of the target's full tier reaches the branch of a canary left out for it."""
     for name in UNREACHABLE[target]:
-        assert not any(CANARIES[name].relevant(c) for c in sweep("full", target=target)), name
+        assert not any(CANARIES[name].relevant(c) for c in cases_of("full", target=target)), name
 
 
 def _arm_backend_state() -> dict:

@@ -14,7 +14,7 @@ import re
 import pytest
 
 from harness.cases.smoke_picks import SMOKE_STRUCTURAL_BASES
-from harness.cases.sweeps import sweep
+from harness.cases.tiers import cases_of
 from harness.config import parse_descriptor
 from harness.faults.catalog import mutant_name, mutants_of
 from harness.run.execute import run_case
@@ -58,7 +58,7 @@ def _mutant(target: str, function: str, operator: str, description: str, text: s
 @pytest.mark.parametrize("fault", list(FAULTS), ids=[f[1].split(".")[-1] for f in FAULTS])
 def test_a_structural_family_of_smoke_catches_it(fault):
     name = _mutant(*fault)
-    smoke = {c.descriptor for c in sweep("smoke")}
+    smoke = {c.descriptor for c in cases_of("smoke")}
     what, first = FAULTS[fault]
     families = [parse_descriptor(f"{b}_qfp32") for b in SMOKE_STRUCTURAL_BASES]
     assert all(c.descriptor in smoke for c in families)

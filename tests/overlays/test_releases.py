@@ -65,7 +65,7 @@ def test_a_fixed_set_on_executorch_1_4_1_gives_its_measured_outcomes(tmp_path):
             "-m",
             "harness",
             "sweep",
-            "--sweep",
+            "--tier",
             f"@{batch}",
             "--executorch",
             "1.4.1",

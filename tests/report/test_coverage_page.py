@@ -40,7 +40,7 @@ def test_the_cli_writes_the_page_with_classes_and_refuses_it_without(tmp_path):
             "-m",
             "harness",
             "list",
-            "--sweep",
+            "--tier",
             "smoke",
             "--filter",
             "^conv3d",
@@ -53,7 +53,7 @@ def test_the_cli_writes_the_page_with_classes_and_refuses_it_without(tmp_path):
     )
     assert proc.returncode == 0 and f"crossing: {out}" in proc.stdout and '<h2 id="conv3d-all">' in out.read_text()
     proc = subprocess.run(
-        [sys.executable, "-m", "harness", "list", "--sweep", "smoke", "--html", str(out)],
+        [sys.executable, "-m", "harness", "list", "--tier", "smoke", "--html", str(out)],
         capture_output=True,
         text=True,
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.cases.sweeps import sweep
+from harness.cases.tiers import cases_of
 from harness.config import ConfigError, parse_descriptor
 from harness.faults.canaries import CANARIES
 from harness.policy.packing import PACK_ELEMENTS, PACK_SIZE
@@ -18,7 +18,7 @@ from harness.run.settings import RunSettings
 from harness.schedule.packing import alone_reason, check_pack_size, form_packs
 from tests.canary_cases import FIRST_CATCHING_SMOKE_CASE
 
-SMOKE = sweep("smoke", target="tosa")
+SMOKE = cases_of("smoke", target="tosa")
 PACKS = [t for t in form_packs(SMOKE, "tosa", PACK_SIZE) if len(t) > 1]
 SAME = (
     "outcome",
@@ -58,7 +58,7 @@ def test_what_runs_alone_and_why():
     reasons = {alone_reason(c, "tosa").split(":")[0] for c in SMOKE} - {""}
     assert {"context cond", "a documented rejection", "a registered known issue that may stop its program"} <= reasons
     assert all(alone_reason(c, "ethos-u55").startswith("target family") for c in list(by.values())[:5])
-    assert all(len(t) == 1 for t in form_packs(sweep("smoke", target="ethos-u55-128"), "ethos-u55-128", PACK_SIZE))
+    assert all(len(t) == 1 for t in form_packs(cases_of("smoke", target="ethos-u55-128"), "ethos-u55-128", PACK_SIZE))
     assert all(len(t) == 1 for t in form_packs(SMOKE, "tosa", 1))
 
 
@@ -114,6 +114,6 @@ def test_the_parents_count_of_sizes_is_the_one_the_cases_run_at():
     from harness.build.dynamic import run_configs
     from harness.schedule.packing import run_count
 
-    nightly = sweep("nightly", target="tosa")
+    nightly = cases_of("nightly", target="tosa")
     assert {run_count(c) for c in nightly} == {1, 2, 3}
     assert all(run_count(c) == len(run_configs(c)) for c in nightly)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from harness.cases.sweeps import sweep
+from harness.cases.tiers import cases_of
 from harness.config import ConfigError, parse_descriptor
 from harness.expectations.rejections import expected_rejection
 from harness.policy.targets import TARGETS, check_case, get_target
@@ -79,7 +79,7 @@ def test_a_target_says_which_cases_are_not_its_own():
 
 @pytest.mark.parametrize("target", ["ethos-u55-128", "ethos-u85-256"])
 def test_ethos_u_tiers(target):
-    smoke, nightly = sweep("smoke", target=target), sweep("nightly", target=target)
+    smoke, nightly = cases_of("smoke", target=target), cases_of("nightly", target=target)
     t = TARGETS[target]
     for c in nightly:
         check_case(t, c)

@@ -39,7 +39,7 @@ def test_a_missing_converter_is_one_line_before_any_work(tmp_path, monkeypatch, 
         r"\S+: pip install",
     ):
         check_tools(get_target("vgf"))
-    rc = main(["sweep", "--sweep", "smoke", "--target", "vgf", "--results", str(tmp_path / "r.jsonl"), "--no-history"])
+    rc = main(["sweep", "--tier", "smoke", "--target", "vgf", "--results", str(tmp_path / "r.jsonl"), "--no-history"])
     err = capsys.readouterr().err
     assert rc == 2 and len(err.strip().splitlines()) == 1 and "model-converter" in err
     assert not (tmp_path / "r.jsonl").exists()

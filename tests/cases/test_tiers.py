@@ -10,7 +10,7 @@ import pytest
 
 from harness.cases import strategies
 from harness.cases.smoke_picks import SMOKE_FORKS, SMOKE_NEIGHBOURS, SMOKE_NESTED_COND, SMOKE_POOL_CASES, SMOKE_POOLS
-from harness.cases.sweeps import STATIC_TWINS_ONLY, sweep
+from harness.cases.tiers import STATIC_TWINS_ONLY, cases_of
 from harness.config import ConfigError, parse_descriptor
 from harness.contexts.names import CONTEXT_NAMES
 from harness.expectations.rejections import expected_rejection
@@ -19,7 +19,7 @@ from harness.validation import DATASETS, NAMED_DATASETS
 
 
 def test_tiers_are_nested_and_sized():
-    smoke, nightly = sweep("smoke"), sweep("nightly")
+    smoke, nightly = cases_of("smoke"), cases_of("nightly")
     assert 300 <= len(smoke) <= 800  # its budget is time: <= 8 minutes with -n 2 (README: its time here)
     assert len(nightly) >= 1500
     assert {c.descriptor for c in smoke} <= {c.descriptor for c in nightly}
@@ -30,7 +30,7 @@ def test_a_mirroring_scheme_runs_every_case_of_its_twin_and_changes_no_other():
     """a8w4 joined the tiers as a8w8's twin: the strategies draw what they drew before it, then the twins."""
     assert MIRRORS == {"a8w8": ("a8w4",), "a8w8-pt": ("a8w4-pt",)}
     for name in ("smoke", "nightly"):
-        cases = sweep(name)
+        cases = cases_of(name)
         n = sum(1 for c in cases if not SCHEMES[c.scheme].mirrors)
         assert not any(SCHEMES[c.scheme].mirrors for c in cases[:n])
         assert [c.descriptor for c in cases[n:]] == [
@@ -43,21 +43,23 @@ def test_a_mirroring_scheme_runs_every_case_of_its_twin_and_changes_no_other():
 
 @pytest.mark.processes
 def test_same_tier_same_list_in_another_process():
-    code = "from harness.cases.sweeps import sweep; print('\\n'.join(c.descriptor for c in sweep('nightly', 5, 3)))"
+    code = (
+        "from harness.cases.tiers import cases_of; print('\\n'.join(c.descriptor for c in cases_of('nightly', 5, 3)))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-    assert out == [c.descriptor for c in sweep("nightly", 5, 3)]
+    assert out == [c.descriptor for c in cases_of("nightly", 5, 3)]
 
 
 def test_random_extension_depends_on_the_seed():
-    base = len(sweep("smoke"))
-    a, b = sweep("smoke", 20, 1), sweep("smoke", 20, 2)
+    base = len(cases_of("smoke"))
+    a, b = cases_of("smoke", 20, 1), cases_of("smoke", 20, 2)
     assert len(a) == base + 20 and a[base:] != b[base:]
     with pytest.raises(ConfigError, match="--random -1"):
-        sweep("smoke", -1)
+        cases_of("smoke", -1)
 
 
 def test_smoke_touches_every_op_scheme_data_set_and_context():
-    smoke = sweep("smoke")
+    smoke = cases_of("smoke")
     assert {c.scheme for c in smoke} == set(TIERED_SCHEMES)
     assert {c.dataset for c in smoke} == set(DATASETS + NAMED_DATASETS)
     pool_cases = {parse_descriptor(b).context for b, _ in SMOKE_POOL_CASES}
@@ -77,7 +79,7 @@ def test_every_descriptor_round_trips():
     from harness.cases.crossed import crossed
 
     grid = {c.descriptor for c in crossed()}
-    cases = [c for c in sweep("nightly") if c.descriptor not in grid] + crossed()[::7]
+    cases = [c for c in cases_of("nightly") if c.descriptor not in grid] + crossed()[::7]
     for c in cases:
         assert parse_descriptor(c.descriptor) == c
 

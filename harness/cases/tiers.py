@@ -1,6 +1,6 @@
-"""Named sweeps: fixed, ordered lists of cases.
+"""The named tiers (smoke, nightly, full): fixed, ordered lists of cases.
 
-A sweep is a pure function of its name: the same name always gives the same
+A tier is a pure function of its name: the same name always gives the same
 descriptors in the same order, in every process, so pytest ids and results
 match between `-n 0` and `-n auto` and between runs.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from harness.cases import compositions, crossed, models, strategies, structural
+from harness.cases import compositions, crossed, network_convs, strategies, structural
 from harness.cases.smoke_picks import (
     SMOKE_A16W8_CONTEXTS,
     SMOKE_BASES,
@@ -109,7 +109,7 @@ def _nightly() -> tuple[ConvConfig, ...]:
     shapes on every dynamic base, 400 seeded random cases, even-size dynamic
     dims, the edge cases, data sets and rejections in fp8, one conv of real
     networks per structural class and each network's neighbourhoods of a
-    conv the grammar spells around its smallest conv (harness.cases.models), every class
+    conv the grammar spells around its smallest conv (harness.cases.network_convs), every class
     of a small 1D/2D forward and 2D transposed conv (harness.cases.structural),
     the context grammar: every activation x merge, pairwise over the
     rest (harness.cases.compositions), and every per-axis class crossed with
@@ -129,8 +129,8 @@ def _nightly() -> tuple[ConvConfig, ...]:
         + strategies.fp8_cases()
         + strategies.fp8_cases(SMOKE_DATASET_BASES, DATASETS)
         + strategies.fp8_cases(strategies.REJECTION_CASES)
-        + models.models()
-        + models.in_context()
+        + network_convs.cases()
+        + network_convs.in_context()
         + structural.structural()
         + structural.transposed()
         + compositions.compositions()
@@ -146,11 +146,11 @@ def full() -> list[ConvConfig]:
         + _contexts(strategies.EDGE_BASES)
         + strategies.grid(GRAPH_SCHEMES)
         + strategies.random_cases(2000, seed=1)
-        + models.models(by="conv")
+        + network_convs.cases(by="conv")
     )
 
 
-SWEEPS = {"smoke": smoke, "nightly": nightly, "full": full}
+BY_NAME = {"smoke": smoke, "nightly": nightly, "full": full}
 # Tiers whose mirrored-scheme twins (a8w4 of each a8w8 case) are static only: the dynamic-shape path does
 # not depend on the weights' bit width (smoke: 16 twins at 1-2.5 s each alone; nightly runs them all).
 STATIC_TWINS_ONLY = ("smoke",)
@@ -163,7 +163,7 @@ def ethos_u(name: str, target: Target) -> list[ConvConfig]:
     contexts, every activation x merge of the context grammar on the 2D base (Vela compiles each fused
     chain its own way), the grid, 400 random cases. Full: every context on every edge base, the grid in
     every scheme."""
-    schemes = tuple(s for s in target.schemes if not SCHEMES[s].mirrors)  # mirrors follow in sweep()
+    schemes = tuple(s for s in target.schemes if not SCHEMES[s].mirrors)  # mirrors follow in cases_of()
     cases = [parse_descriptor(f"{b}_q{s}") for b in SMOKE_BASES for s in schemes]
     cases += strategies.ethos_u_limit_cases()
     if name in ("nightly", "full"):
@@ -191,7 +191,7 @@ def listed(path: str) -> list[ConvConfig]:
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"invalid --sweep @{path}: cannot read it ({getattr(e, 'strerror', None) or e})") from None
+        raise ConfigError(f"invalid --tier @{path}: cannot read it ({getattr(e, 'strerror', None) or e})") from None
     out = []
     for number, line in enumerate(lines, 1):
         text = line.split("#")[0].strip()
@@ -199,38 +199,38 @@ def listed(path: str) -> list[ConvConfig]:
             try:
                 out.append(parse_descriptor(text))
             except ConfigError as e:
-                raise ConfigError(f"invalid --sweep @{path} line {number}: {e}") from None
+                raise ConfigError(f"invalid --tier @{path} line {number}: {e}") from None
     if not out:
-        raise ConfigError(f"invalid --sweep @{path}: it lists no case")
+        raise ConfigError(f"invalid --tier @{path}: it lists no case")
     return out
 
 
 @functools.cache
-def _tier(name: str, target: str) -> tuple[ConvConfig, ...]:
+def _stored(name: str, target: str) -> tuple[ConvConfig, ...]:
     """The tier's own cases and their mirrored twins (computed once a process: nightly's take ~1.5 s, and the
     configs are frozen)."""
     t = get_target(target)
     # the generic tiers for a TOSA-profile target (tosa, vgf), as far as the target takes each case
-    cases = [c for c in SWEEPS[name]() if _is_case_of(t, c)] if t.backend != "ethos_u" else ethos_u(name, t)
+    cases = [c for c in BY_NAME[name]() if _is_case_of(t, c)] if t.backend != "ethos_u" else ethos_u(name, t)
     twins = [c for c in strategies.mirrored(cases) if _is_case_of(t, c)]  # after the tier: it stays as it was
     if name in STATIC_TWINS_ONLY:
         twins = [c for c in twins if c.dynamic == "none"]
     return tuple(cases + twins)
 
 
-def sweep(name: str, random: int = 0, seed: int = 0, target: str = DEFAULT_TARGET) -> list[ConvConfig]:
-    """The cases of sweep `name` for `target`, each once, in a fixed order; `random` more
+def cases_of(name: str, random: int = 0, seed: int = 0, target: str = DEFAULT_TARGET) -> list[ConvConfig]:
+    """The cases of tier `name` for `target`, each once, in a fixed order; `random` more
     seeded random cases appended (those the target takes). `@FILE` names a batch file of descriptors
     instead of a tier. ConfigError for an unknown name."""
     if name.startswith("@"):
         t = get_target(target)
         return strategies.unique([c for c in listed(name[1:]) if _is_case_of(t, c)])
-    if name not in SWEEPS:
-        raise ConfigError(f"unknown sweep {name!r}; known sweeps: {', '.join(SWEEPS)}, or @FILE (a batch file)")
+    if name not in BY_NAME:
+        raise ConfigError(f"unknown tier {name!r}; known tiers: {', '.join(BY_NAME)}, or @FILE (a batch file)")
     if random < 0:
         raise ConfigError(f"invalid --random {random}: must be >= 0")
     t = get_target(target)
-    cases = list(_tier(name, t.name))
+    cases = list(_stored(name, t.name))
     if random:
         cases += [c for c in strategies.random_cases(random, seed=1000 + seed) if _is_case_of(t, c)]
     return strategies.unique(cases)

@@ -1,10 +1,10 @@
-"""The `models` strategy: the convs real networks run, as the networks define them.
+"""The `network_convs` strategy: the convs real networks run, as the networks define them.
 
-harness/cases/models.json lists every conv of 13 networks of the class of
+harness/cases/network_convs.json lists every conv of 13 networks of the class of
 hardware the Arm backend targets (ImageNet mobile nets, the video ResNets,
 the MLPerf Tiny models, a raw-audio keyword spotter) with the input size it
 sees, extracted from the definitions in `harness.networks`
-(`python -m harness.networks.convs --write`; tests/cases/test_models.py keeps the
+(`python -m harness.networks.convs --write`; tests/cases/test_network_convs.py keeps the
 file true). The nightly tier takes the first conv of each structural class
 (`harness.cases.classes`), the full tier every distinct conv; both in every
 scheme the tiers put in graphs (their a8w4 twins follow with the tier's).
@@ -23,7 +23,7 @@ from harness.cases.classes import structural_class
 from harness.config import ConfigError, ConvConfig, parse_descriptor
 from harness.policy.schemes import GRAPH_SCHEMES
 
-DATA = Path(__file__).with_name("models.json")
+DATA = Path(__file__).with_name("network_convs.json")
 
 
 @lru_cache(maxsize=1)
@@ -46,7 +46,7 @@ def distinct(by: str = "class") -> list[dict]:
     return out
 
 
-def models(schemes=GRAPH_SCHEMES, by: str = "class") -> list[ConvConfig]:
+def cases(schemes=GRAPH_SCHEMES, by: str = "class") -> list[ConvConfig]:
     """The networks' convs, one per structural class (or every distinct one), in each scheme."""
     return [parse_descriptor(f"{e['base']}_q{s}") for e in distinct(by) for s in schemes]
 
