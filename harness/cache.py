@@ -1,4 +1,4 @@
-"""Where the harness keeps what it can rebuild: release overlays, speed-up proofs, mutant lists.
+"""Where the harness keeps what it can rebuild: release overlays, speed-up proofs, mutant lists, built tiers.
 
 `$HARNESS_CACHE`, else `~/.cache/conv-harness`. Everything under it is keyed by
 what it was made from, so deleting it costs time, never a result.
@@ -22,12 +22,17 @@ def read_json(path: Path):
 
 
 def write_json(path: Path, data) -> None:
+    """Keep `data` at `path` as JSON, atomically (see `write_bytes`)."""
+    write_bytes(path, json.dumps(data, indent=1).encode())
+
+
+def write_bytes(path: Path, data: bytes) -> None:
     """Keep `data` at `path`, atomically (a reader sees the whole file or none, even with several processes
     writing); an unwritable cache costs the next process the work again, nothing else."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data, indent=1))
+        tmp.write_bytes(data)
         os.replace(tmp, path)
     except OSError:
         pass

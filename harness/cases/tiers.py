@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from harness.cases import compositions, crossed, network_convs, strategies, structural
+from harness.cases import compositions, crossed, network_convs, strategies, structural, tier_store
 from harness.cases.smoke_picks import (
     SMOKE_A16W8_CONTEXTS,
     SMOKE_BASES,
@@ -207,8 +207,12 @@ def listed(path: str) -> list[ConvConfig]:
 
 @functools.cache
 def _stored(name: str, target: str) -> tuple[ConvConfig, ...]:
-    """The tier's own cases and their mirrored twins (computed once a process: nightly's take ~1.5 s, and the
-    configs are frozen)."""
+    """The tier's own cases and their mirrored twins, once a process (the configs are frozen), read back from
+    the tier store when its sources are unchanged (`harness.cases.tier_store`)."""
+    return tier_store.stored(name, target, lambda: _built(name, target))
+
+
+def _built(name: str, target: str) -> tuple[ConvConfig, ...]:
     t = get_target(target)
     # the generic tiers for a TOSA-profile target (tosa, vgf), as far as the target takes each case
     cases = [c for c in BY_NAME[name]() if _is_case_of(t, c)] if t.backend != "ethos_u" else ethos_u(name, t)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 import subprocess
 import sys
 
@@ -43,10 +44,13 @@ def test_a_mirroring_scheme_runs_every_case_of_its_twin_and_changes_no_other():
 
 @pytest.mark.processes
 def test_same_tier_same_list_in_another_process():
+    """Built afresh there (no tier store), with another hash seed: the build, not a stored file, is deterministic."""
     code = (
         "from harness.cases.tiers import cases_of; print('\\n'.join(c.descriptor for c in cases_of('nightly', 5, 3)))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    env = {**os.environ, "HARNESS_NO_TIER_STORE": "1", "PYTHONHASHSEED": "12345"}
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    out = run.stdout.split()
     assert out == [c.descriptor for c in cases_of("nightly", 5, 3)]
 
 
