@@ -26,10 +26,18 @@ all of the above so that adding them moved no earlier mutant's index:
 * `arg-none` (mutmut 3's argument mutation): one positional argument of a call -> None (a keyword argument is
   dropped by `drop-arg`, which gives its default: None for most, so `kw=None` would repeat that mutant)
 
-Left out on purpose: deleting an operand or an operation (`a * b` -> `b`, `-x` -> `x`, `not x` -> `x`), replacing a
-return value or a lambda's body, and an assignment -> None (all three: mutmut), which remove a computation whole,
-so any case that runs them dies, and say nothing a kept operator does not; removing a decorator (cosmic-ray), which
-acts when the class is built, not in a body whose code object `harness.faults.load` can swap.
+Then the deletions, listed after all of the above for the same reason:
+
+* `delete-operand` (PIT's arithmetic operator deletion, AOD; Major's operator deletion): `a op b` -> `a` and -> `b`,
+  for every binary operator. A pass's arithmetic often survives an operand's loss on the cases that run it (a
+  `* dilation` at dilation 1, a `- 1` that only matters at one remainder): measured, one such mutant of a conv pass
+  outlived the whole smoke tier, which an earlier version of this list assumed it never would.
+* `delete-unary` (unary and boolean operator deletion): `-x`, `+x`, `~x`, `not x` -> `x`.
+
+Neither touches a message (see `messages`). Left out on purpose: replacing a return value or a lambda's body,
+and an assignment -> None (mutmut), which remove a computation whole and say nothing `drop-stmt`, `arg-none` and
+the deletions do not; removing a decorator (cosmic-ray), which acts when the class is built, not in a body whose
+code object `harness.faults.load` can swap.
 
 Type expressions (annotations, `cast`'s type) are not mutated: no change there can be observed.
 """
@@ -157,6 +165,18 @@ def _more_changes(node: ast.AST, messages: set[int]) -> list[tuple[str, str]]:
     return out
 
 
+def _deletions(node: ast.AST, messages: set[int]) -> list[tuple[str, str]]:
+    """(operator, what) pairs of the deletion classes applicable at `node` (never inside a message)."""
+    if id(node) in messages:
+        return []
+    if isinstance(node, ast.BinOp):
+        op = type(node.op).__name__
+        return [("delete-operand", f"a {op} b -> a"), ("delete-operand", f"a {op} b -> b")]
+    if isinstance(node, ast.UnaryOp):
+        return [("delete-unary", f"{type(node.op).__name__} x -> x")]
+    return []
+
+
 def _apply(node: ast.AST, operator: str, what: str) -> ast.AST:
     """The mutated replacement of `node` (a new node or the node changed in place)."""
     if operator == "const":
@@ -193,6 +213,10 @@ def _apply(node: ast.AST, operator: str, what: str) -> ast.AST:
     elif operator == "arg-none":
         i = int(what.split()[1])
         node.args = [ast.copy_location(ast.Constant(None), a) if j == i else a for j, a in enumerate(node.args)]
+    elif operator == "delete-operand":
+        return node.left if what.endswith("-> a") else node.right
+    elif operator == "delete-unary":
+        return node.operand
     return node
 
 
@@ -204,12 +228,15 @@ def _points(tree: ast.Module) -> list[tuple[str, int, str, str, int, tuple[int, 
         (name, fn, syntax.statements(fn), syntax.spans(fn), syntax.type_expressions(fn), syntax.messages(fn))
         for name, fn in syntax.functions(tree)
     ]  # each function read once for both passes below
-    for more in (False, True):  # the later classes after all of the first ones: no earlier index moves
+    for kind in ("standard", "more", "deletion"):  # each class list after all earlier ones: no index moves
         for name, fn, statements, spans, types, messages in functions:
             for number, node in enumerate(syntax.body_nodes(fn)):
                 if id(node) in types:
                     continue
-                changes = _more_changes(node, messages) if more else _changes(node, id(node) in statements)
+                if kind == "standard":
+                    changes = _changes(node, id(node) in statements)
+                else:
+                    changes = _more_changes(node, messages) if kind == "more" else _deletions(node, messages)
                 for operator, what in changes:
                     line = getattr(node, "lineno", fn.lineno)
                     out.append(
@@ -226,15 +253,24 @@ def _points(tree: ast.Module) -> list[tuple[str, int, str, str, int, tuple[int, 
     return out
 
 
-def _holders(fn: ast.AST) -> dict[int, list[list]]:
-    """id of each statement -> the statement lists (body, orelse, finalbody) of `fn` that hold it."""
-    held: dict[int, list[list]] = {}
+def _holders(fn: ast.AST) -> dict[int, list]:
+    """id of each node of `fn` -> what holds it: the statement lists (body, orelse, finalbody) for a statement,
+    else the list (a call's arguments, a tuple's elements) or the (parent, field) it sits in: where `_replace`
+    puts a node that takes another's place (a dropped statement's `pass`, a deleted operator's operand)."""
+    held: dict[int, list] = {}
     for node in ast.walk(fn):
         for field in ("body", "orelse", "finalbody"):
             stmts = getattr(node, field, None)
             if isinstance(stmts, list):
                 for s in stmts:
                     held.setdefault(id(s), []).append(stmts)
+        for field, value in ast.iter_fields(node):
+            if isinstance(value, ast.AST):
+                held.setdefault(id(value), []).append((node, field))
+            elif isinstance(value, list) and field not in ("body", "orelse", "finalbody"):
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        held.setdefault(id(item), []).append(value)
     return held
 
 
@@ -245,27 +281,34 @@ def _replace(fn: ast.AST, number: int, operator: str, what: str, nodes=None, hel
     new = _apply(target, operator, what)
     if new is target:
         return
-    for stmts in (_holders(fn) if held is None else held).get(id(target), [])[:1]:
-        stmts[[id(s) for s in stmts].index(id(target))] = new  # put the replacement where the old statement was
+    for holder in (_holders(fn) if held is None else held).get(id(target), [])[:1]:
+        if isinstance(holder, tuple):
+            setattr(holder[0], holder[1], new)  # the operand where its operator was
+        else:
+            holder[[id(s) for s in holder].index(id(target))] = new  # the replacement where the old node was
 
 
 @contextlib.contextmanager
-def _applied(fn: ast.AST, number: int, operator: str, what: str, nodes: list, held: dict[int, list[list]]):
+def _applied(fn: ast.AST, number: int, operator: str, what: str, nodes: list, held: dict[int, list]):
     """`fn` with one mutation applied while the block runs, as it was after it (a deep copy of a long function
     per mutant cost ~90% of listing a pass's mutants). `_apply` only rebinds the node's fields and `_replace`
-    only swaps a statement in its list, so saving those is enough; for the same reason `nodes` and `held`, taken
-    once per function, stay true from one mutant to the next."""
+    only puts a node in its holder's place, so saving those is enough; for the same reason `nodes` and `held`,
+    taken once per function, stay true from one mutant to the next."""
     target = nodes[number]
     fields = dict(target.__dict__)
-    saved = [(stmts, stmts[:]) for stmts in held.get(id(target), [])]
+    holders = held.get(id(target), [])
+    saved = [(h, h[:]) for h in holders if isinstance(h, list)]
+    parents = [(h[0], h[1], getattr(h[0], h[1])) for h in holders if isinstance(h, tuple)]
     try:
         _replace(fn, number, operator, what, nodes, held)
         yield fn
     finally:
         target.__dict__.clear()
         target.__dict__.update(fields)
-        for stmts, items in saved:
-            stmts[:] = items
+        for items, before in saved:
+            items[:] = before
+        for parent, field, value in parents:
+            setattr(parent, field, value)
 
 
 def mutated_function(

@@ -746,6 +746,42 @@ def test_the_operator_classes_of_mutmut_and_cosmic_ray_apply_and_come_after_the_
     assert "except ():" in handler.diff and handler.lines == (9, 9)  # runs only when the try body raised
 
 
+DELETIONS = textwrap.dedent("""
+    def g(a, b, flag, size: int | None = None):
+        pad = (a * b - 1) % 4
+        if not flag:
+            raise ValueError(f"bad {a - b}" + " sizes")
+        out = -pad, ~b
+        return out
+""")
+
+
+def test_the_deletions_drop_one_operand_or_one_operator_and_come_last():
+    """PIT's operand deletion (`a op b` -> `a`, -> `b`) and unary/boolean deletion (`-x`, `~x`, `not x` -> `x`),
+    each a program of its own, after every other class (no earlier index moves), never in a message or a type."""
+    ms = mutants(DELETIONS, "deletions.py")
+    deletions = [m for m in ms if m.operator.startswith("delete-")]
+    assert ms[-len(deletions) :] == deletions
+    after = {}
+    for m in deletions:
+        tree, _ = mutant_tree(DELETIONS, m.index)
+        compile(tree, "deletions.py", "exec")
+        added = [line[1:].strip() for line in m.diff.splitlines() if line.startswith("+") and not line.startswith("++")]
+        after[m.description, m.line] = added[0]
+    assert after == {
+        ("a Mod b -> a", 3): "pad = a * b - 1",
+        ("a Mod b -> b", 3): "pad = 4",
+        ("a Sub b -> a", 3): "pad = a * b % 4",
+        ("a Sub b -> b", 3): "pad = 1 % 4",
+        ("a Mult b -> a", 3): "pad = (a - 1) % 4",
+        ("a Mult b -> b", 3): "pad = (b - 1) % 4",
+        ("Not x -> x", 4): "if flag:",
+        ("USub x -> x", 6): "out = (pad, ~b)",
+        ("Invert x -> x", 6): "out = (-pad, b)",
+    }  # nothing in the raise's message, nothing in `int | None`
+    assert [m.index for m in mutants(DELETIONS, "deletions.py")] == [m.index for m in ms]  # listing restored all
+
+
 @pytest.mark.lowering
 def test_a_packed_trace_gives_each_case_its_packs_lines(tmp_path):
     """Three times faster on a large tier; each case's lines are then a superset of its own, so a line that
