@@ -34,7 +34,7 @@ from harness.build.data import CaseTensors, scheme_dtype
 from harness.build.model import CaseModule
 from harness.config import ConvConfig
 from harness.conv_ref import border_mask
-from harness.judging import compare, oracles, replays, requant
+from harness.judging import attribution, compare, oracles, replays, requant
 from harness.policy.schemes import DOT_PRODUCT_CAST_RULE, SCHEMES, sqnr_floor
 from harness.policy.tolerances import MAX_LSB_EXACT
 from harness.qparams import QuantizedModel
@@ -88,8 +88,9 @@ class Judge:
                 raise ValueError("a quantized scheme needs the quantizer's output parameters")
             self.quantized = quantized
             oq = quantized.output
+            self.fake_quant_out = oracles.fake_quant(quantized.module, tensors.inputs)
             self.fake_quant_codes = compare.quantize_output(
-                oracles.fake_quant(quantized.module, tensors.inputs), oq.scale, oq.zero_point, oq.qmin, oq.qmax
+                self.fake_quant_out, oq.scale, oq.zero_point, oq.qmin, oq.qmax
             )
             self.tolerance = self.context.int_tolerance(quantized, self._drift(quantized, tensors))
             if config.context == "none" and not oracles.no_integer_form(config, quantized.qparams):
@@ -214,6 +215,7 @@ class Judge:
                 "multipliers": list(self.int_ref.multipliers[:4]),
                 "shifts": list(self.int_ref.shifts[:4]),
             }
+        metrics["attribution"] = self._attribute_int(out, output, floor, reasons)
         if reasons:
             fitted = replays.fits(self.config, self.quantized, self.inputs, out, self.tolerance)
             if fitted:  # which registered mechanisms this wrong output is (harness.judging.replays)
@@ -221,6 +223,23 @@ class Judge:
             return Judgement(Outcome.MISMATCH, rule, "; ".join(reasons), metrics)
         degenerate = compare.degenerate_reason(self.reference, oq.qmin, oq.qmax, oq.zero_point)
         return Judgement(Outcome.MISTRUSTED if degenerate else Outcome.PASS, rule, degenerate, metrics)
+
+    def _attribute_int(self, out: np.ndarray, output: torch.Tensor, floor: float | None, reasons: list) -> dict:
+        """The error split into the quantizer's share (fake-quant against fp64) and the lowering's (the output
+        against fake-quant); a failing case names which one broke its check (`harness.judging.attribution`)."""
+        if tuple(self.fake_quant_out.shape) != tuple(output.shape):
+            return {}
+        stages = {
+            "quantization": attribution.quantization(
+                oracles.fp64(self.model, self.inputs), self.fake_quant_out, self.quantized.output.scale
+            ),
+            "lowering": attribution.lowering_int(out, self.fake_quant_codes, output, self.fake_quant_out),
+        }
+        if reasons:
+            fq_sqnr = stages["quantization"]["sqnr_db"]
+            quantization_ok = floor is None or fq_sqnr is None or fq_sqnr >= floor
+            stages["added_by"] = attribution.added_by(stages, quantization_ok, lowering_ok=False)
+        return stages
 
     def _judge_float(self, output: torch.Tensor) -> Judgement:
         ks = self.model.dot_product_length()
@@ -241,6 +260,12 @@ class Judge:
                     )
             if reasons:
                 self._localize(metrics, inexact.numpy() if exact_rule else self._over_limit(output, ks))
+        if tuple(output.shape) == tuple(self.ref64.shape):
+            metrics["attribution"] = {
+                "lowering": attribution.lowering_float(output, self.ref64, self.expectation().limit)
+            }
+            if reasons:
+                metrics["attribution"]["added_by"] = "lowering"
         if reasons:
             fitted = replays.float_fits(self.model, self.inputs, lambda ref: self._passes_against(output, ref, ks))
             if fitted:  # which registered mechanisms this wrong output is (harness.judging.replays)

@@ -42,6 +42,13 @@ def fake_quant(converted: torch.fx.GraphModule, inputs: tuple[torch.Tensor, ...]
     return out[0] if isinstance(out, (tuple, list)) else out
 
 
+def fp64(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) -> torch.Tensor:
+    """The case's whole graph in float64: the float model a quantized scheme approximates."""
+    model64 = copy.deepcopy(model).double()
+    with torch.no_grad():
+        return model64(*(x.double() for x in inputs))
+
+
 def fp64_with_bound(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, torch.Tensor]:
     """(reference, bound) in float64 for the case's whole graph.
 

@@ -19,7 +19,7 @@ import markupsafe
 from harness.expectations.known_issues import entry
 from harness.history.db import History, RunInfo
 from harness.history.diff import Diff
-from harness.report import plots
+from harness.report import attribution, plots
 from harness.report.cross_target import (
     latest_runs_of_other_targets,
     refused_here_run_there,
@@ -198,6 +198,7 @@ def context(history: History | None, run: RunInfo, results: list[CaseResult], d:
         "known": _known_issues(results, versions.get("executorch-git", "")),
         "explained": _explained(results),
         "numbers": scheme_numbers(results),
+        "attribution": attribution.rows(results),
         "unfloored": unfloored_reasons(results),
         "heatmaps": [
             {

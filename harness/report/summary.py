@@ -11,6 +11,7 @@ from collections import Counter, defaultdict
 
 from harness.expectations.known_issues import entry
 from harness.expectations.rejections import rejection
+from harness.report import attribution
 from harness.report.figures import (
     error_text,
     groups_by_signature,
@@ -93,6 +94,9 @@ def _failures(results: list[CaseResult]) -> list[str]:
             lines += [f"  - {detail}" for detail in (error_text(r), where_text(r)) if detail]
             if "worst" in r.metrics:
                 lines.append(f"  - worst element {r.metrics['worst']}")
+            added = (r.metrics.get("attribution") or {}).get("added_by")
+            if added:
+                lines.append(f"  - error added by: {added} (`bisect passes` names the pass within the lowering)")
             lines.append(f"  - repro: `{r.repro}`")
             if r.artifacts:
                 lines.append(f"  - artifacts: `{r.artifacts}`")
@@ -148,7 +152,7 @@ def summarize(results: list[CaseResult], title: str = "Conv numerics sweep") -> 
         + ", ".join(f"{n} {k}" for k, n in counts.items()),
         "",
     ]
-    lines += _op_scheme_table(results) + _numerics_table(results)
+    lines += _op_scheme_table(results) + _numerics_table(results) + attribution.markdown(results)
     lines += [f"Mistrusted share: {counts.get('mistrusted', 0) / len(results):.1%} (never counted as passes).", ""]
     lines += _failures(results) + _explained(results) + _timings(results)
     return "\n".join(lines) + "\n"

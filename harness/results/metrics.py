@@ -56,6 +56,12 @@ METRICS: dict[str, Metric] = {
     "max_abs_diff": Metric("number", "largest |out - ref|"),
     "n_inexact": Metric("integer", "elements that differ from the exactly rounded result"),
     # Either
+    "attribution": Metric(
+        "object",
+        "where the error comes from (harness.judging.attribution): quantization (fake-quant against fp64, INT), "
+        "lowering (the output against fake-quant, or fp64 for float), executor (the second against the first), "
+        "each with worst, unit (lsb, rule, abs), at, sqnr_db; added_by: the stage that broke its check",
+    ),
     "shape": Metric("array", "the output's shape, when it differs from the reference's"),
     "ref_shape": Metric("array", "the reference's shape, when the output's differs"),
     "sizes": Metric("array", "a dynamic-shape case at each size it ran: size, outcome, max_lsb/max_err/sqnr_db"),

@@ -23,7 +23,7 @@ from harness.expectations.applies import current as current_backend
 from harness.expectations.classify import Observation, classify
 from harness.expectations.left_on_cpu import BOOKKEEPING
 from harness.faults.canaries import injected
-from harness.judging import executors
+from harness.judging import attribution, executors
 from harness.judging.op_choice import narrowed_accumulator, wrong_op, wrong_weight_quantization, wrong_weight_type
 from harness.policy.schemes import SCHEMES
 from harness.policy.targets import DEFAULT_TARGET, get_target
@@ -120,6 +120,7 @@ def judged_observation(
     `harness.judging.executors`) is the verdict when the oracle passed the first."""
     verdicts = []
     disagreed = ""
+    executor_stage: dict = {}
     digest = hashlib.sha256()  # every size's output, in order: for one size, the digest of its bytes
     for index, (variant, tensors) in enumerate(p.runs):
         output = outputs(index)
@@ -130,9 +131,12 @@ def judged_observation(
             name, other = second(index)
             limit = None if p.config.is_quantized else judge.expectation().limit
             why, agreement = executors.disagreement(output, other, limit, (p.target.runner, name))
+            scale = p.quantized.output.scale if p.config.is_quantized and p.quantized.output else None
+            stage = attribution.executor(output, other, scale, agreement)
             metrics.setdefault("executors", agreement)
+            executor_stage = executor_stage or stage
             if why and not disagreed:
-                disagreed, metrics["executors"] = why, agreement
+                disagreed, metrics["executors"], executor_stage = why, agreement, stage
         verdicts.append((variant, verdict))
         if index == 0 or verdict.outcome is not Outcome.PASS:
             evidence.inputs, evidence.output = tensors.inputs, output
@@ -140,6 +144,10 @@ def judged_observation(
         if verdict.outcome is Outcome.MISMATCH:
             break
     j = stages.combine(verdicts)
+    if executor_stage and "attribution" in j.metrics:
+        j.metrics["attribution"]["executor"] = executor_stage
+        if disagreed and not j.metrics["attribution"].get("added_by"):
+            j.metrics["attribution"]["added_by"] = "executor"
     if disagreed and j.outcome in (Outcome.PASS, Outcome.MISTRUSTED):
         return Observation(
             Outcome.MISMATCH, f"executors disagree: {disagreed}", executors.RULE, {**metrics, **j.metrics}

@@ -157,3 +157,30 @@ def test_float_perturbations_are_flagged(float_case):
         if judge.judge(p.to(dtype).float()).outcome is not Outcome.MISMATCH
     ]
     assert not missed, f"{c.descriptor}: not flagged: {missed}"
+
+
+def test_int_attribution_puts_a_perturbation_on_the_lowering(int_case):
+    """The quantizer's share is the same whatever the output; an error the output adds is the lowering's, at its
+    element, and a failing case names the lowering as the stage that broke its check."""
+    c, t, judge, output = int_case
+    clean = judge.judge(output).metrics["attribution"]
+    assert clean["quantization"]["unit"] == "lsb" and clean["quantization"]["sqnr_db"] is not None
+    assert clean["lowering"]["worst"] <= 1 and "added_by" not in clean  # within fake-quant's rounding freedom
+    codes = _codes(judge, output)
+    at = _mid_element(judge, codes)
+    broken = codes.copy()
+    broken[at] += 5
+    j = judge.judge(_dequantize(judge, broken))
+    a = j.metrics["attribution"]
+    assert j.outcome is Outcome.MISMATCH and a["added_by"] == "lowering"
+    assert a["quantization"] == clean["quantization"]
+    assert 4 <= a["lowering"]["worst"] <= 6 and a["lowering"]["at"] == [int(i) for i in at]
+
+
+def test_float_attribution_is_the_lowering_in_units_of_the_rule(float_case):
+    c, t, judge, output = float_case
+    clean = judge.judge(output).metrics["attribution"]
+    assert set(clean) == {"lowering"} and clean["lowering"]["worst"] <= 1
+    assert clean["lowering"]["unit"] == ("abs" if c.dataset == "exact" else "rule")
+    j = judge.judge(_float_perturbations(c, t, output)["one element off by 1%"].to(scheme_dtype(c.scheme)).float())
+    assert j.metrics["attribution"]["added_by"] == "lowering" and j.metrics["attribution"]["lowering"]["worst"] > 0

@@ -4,11 +4,16 @@ composes them."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from harness.config import parse_descriptor
 from harness.expectations.classify import Observation, classify
+from harness.policy.targets import get_target
 from harness.results.case_result import Outcome
+from harness.run import stages
+from harness.run.process import setup_process
+from harness.runners.registry import get_runner
 
 TCONV_DILATED = parse_descriptor("tconv2d_ic4_oc4_i6x6_k3_d2_qa8w8")
 DYNAMIC_PAD = parse_descriptor("conv2d_n2_ic4_oc8_i16x17_k3_s2_p1_dyspatial_qa8w8")
@@ -125,3 +130,25 @@ def test_the_stages_composed_are_run_case():
         {k: v for k, v in result.metrics.items() if k != "qparams"},
     )
     assert list(artifact.tosa_ops) == result.tosa_ops and artifact.target == result.target == "tosa"
+
+
+@pytest.mark.lowering
+@pytest.mark.parametrize("descriptor", ["conv2d_ic8_oc8_i12x12_k3_p1_qa8w8", "conv2d_ic8_oc8_i12x12_k3_p1_qfp32"])
+def test_a_second_executor_is_the_last_stage_of_the_attribution(descriptor):
+    """Without the emulation stack here, a stand-in second executor: agreeing, it is a stage that changed nothing;
+    giving NaN where the first gives a number, the case fails and names the executor as the stage that did."""
+    from harness.run.evidence import Evidence
+    from harness.run.execute import judged_observation
+
+    setup_process()
+    p = stages.prepare(parse_descriptor(descriptor), 0, get_target("tosa"))
+    artifact = stages.lower(p)
+    first = stages.run(p, artifact, 0, get_runner("tosa-ref"))
+    agree = judged_observation(p, artifact, lambda i: first, {}, Evidence(), {}, second=lambda i: ("twin", first))
+    assert agree.outcome is Outcome.PASS and agree.metrics["attribution"]["executor"]["worst"] == 0.0
+    broken = first.clone()
+    broken.view(-1)[3] = float("nan")
+    o = judged_observation(p, artifact, lambda i: first, {}, Evidence(), {}, second=lambda i: ("twin", broken))
+    a = o.metrics["attribution"]
+    assert o.outcome is Outcome.MISMATCH and o.rule == "executors" and a["added_by"] == "executor"
+    assert a["executor"]["worst"] is None and a["executor"]["at"] == [int(i) for i in np.unravel_index(3, first.shape)]

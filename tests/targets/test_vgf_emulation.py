@@ -187,6 +187,8 @@ def test_a_difference_between_the_executors_is_a_finding_of_its_own(monkeypatch)
     r = run_case(parse_descriptor("conv2d_ic8_oc8_i12x12_k3_p1_qa8w8"), 0, "vgf-emu")
     assert (r.outcome.value, r.rule) == ("mismatch", "executors"), r.reason
     assert r.reason.startswith("executors disagree: vgf-emulation and tosa-ref differ on 1 element(s)")
+    stage = r.metrics["attribution"]["executor"]
+    assert r.metrics["attribution"]["added_by"] == "executor" and stage["unit"] == "lsb" and stage["worst"] > 0
 
 
 @pytest.mark.lowering
