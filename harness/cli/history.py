@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from harness.cli import options
-from harness.cli.common import EXIT_FAIL, EXIT_OK
+from harness.cli.common import EXIT_OK, diff_exit
 from harness.history.db import INTERRUPTED, History, HistoryError, RunInfo
 from harness.results.case_result import CaseResult
 
@@ -75,7 +75,7 @@ def cmd_diff(args) -> int:
     d = diff(base, new, base_label, new_label, interrupted=bool(new_run and new_run.status == INTERRUPTED))
     render = {"text": diff_format.to_text, "markdown": diff_format.to_markdown, "json": diff_format.to_json}
     print(render[args.format](d), end="" if args.format != "json" else "\n")
-    return EXIT_FAIL if d.regression else EXIT_OK
+    return diff_exit(d, args.fail_on_cost)
 
 
 def cmd_report(args) -> int:
@@ -118,6 +118,7 @@ def add_parsers(sub) -> dict:
     df.add_argument("base", help="run id, last, last-green, or a results file")
     df.add_argument("new", help="run id, last, last-green, or a results file")
     df.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    options.fail_on_cost(df)
     options.db(df)
 
     rp = sub.add_parser("report", help="write the HTML report and JUnit XML of a run")

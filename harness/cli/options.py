@@ -91,3 +91,12 @@ def scheduling(p) -> None:
         help="continue the interrupted run whose results are at the "
         "results path: run only the cases it did not finish, under the same run id",
     )
+
+
+def fail_on_cost(p) -> None:
+    p.add_argument(
+        "--fail-on-cost",
+        action="store_true",
+        help="exit 4 when the numbers held but a case's Vela estimate (cycles, memory, operators) went up past "
+        "harness/policy/cost.py's thresholds (default: report it, exit by the numbers)",
+    )

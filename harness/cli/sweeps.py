@@ -8,7 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 from harness.cli import options
-from harness.cli.common import EXIT_ENVIRONMENT, EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, history_of
+from harness.cli.common import EXIT_ENVIRONMENT, EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, diff_exit, history_of
 from harness.results.case_result import CaseResult
 
 
@@ -144,7 +144,8 @@ def _interrupted(done) -> int:
 
 def cmd_nightly(args) -> int:
     """Sweep the tier on every core, record it, write the report and JUnit, diff against the last green run of
-    the same kind; exit by the diff: 1 on a regression (or, with no green baseline yet, on any case not green)."""
+    the same kind; exit by the diff: 1 on a regression (or, with no green baseline yet, on any case not green), 4
+    with --fail-on-cost on a cost regression alone."""
     from harness.report.diff_format import to_text
 
     out = Path(args.out)
@@ -156,7 +157,7 @@ def cmd_nightly(args) -> int:
     if done.nothing_ran:
         return _nothing_ran(done)
     if d is not None:
-        return EXIT_FAIL if d.regression else EXIT_OK
+        return diff_exit(d, args.fail_on_cost)
     return EXIT_OK if done.green else EXIT_FAIL
 
 
@@ -209,6 +210,7 @@ def add_parsers(sub) -> dict:
         "--out", default="reports/nightly", help="results, report and JUnit directory (default: reports/nightly)"
     )
     ng.add_argument("--no-progress", action="store_true", help="no progress bar")
+    options.fail_on_cost(ng)
     options.executorch(ng)
     options.scheduling(ng)
     options.db(ng)

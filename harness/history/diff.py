@@ -11,6 +11,11 @@ versions (the harness commit included), seed, target and canary. Cases are
 matched by descriptor.
 
 Drift thresholds: `harness.policy.tolerances` (DRIFT_UP, DRIFT_DOWN), each with its argument.
+
+What the NPU pays is tracked apart from the numbers: a case's Vela estimates (cycles, memory, operators on the
+NPU and the CPU) that moved past `harness.policy.cost`'s thresholds are `cost` changes, whatever the outcome; an
+increase is a cost regression (`cost_regression`), never a numeric one, so a nightly chooses whether it fails
+on it (`--fail-on-cost`).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from harness.policy.cost import COST_THRESHOLDS, COUNTS, moved
 from harness.policy.tolerances import DRIFT_DOWN, DRIFT_UP
 from harness.results.case_result import CaseResult
 from harness.results.metrics import error_ratio
@@ -32,6 +38,20 @@ class Drift:
     metric: str
     before: float
     after: float
+
+
+@dataclass(frozen=True)
+class CostChange:
+    """A Vela estimate of one case that moved past its threshold (harness.policy.cost)."""
+
+    descriptor: str
+    metric: str
+    before: float
+    after: float
+
+    @property
+    def share(self) -> float | None:
+        return (self.after - self.before) / self.before if self.before else None
 
 
 @dataclass(frozen=True)
@@ -61,16 +81,24 @@ class Diff:
     backends: tuple[str, str] = ("", "")  # the ExecuTorch each side ran on
     behaviour: list[BehaviourChange] = field(default_factory=list)  # when they differ: what the backend did differently
     not_run: int = 0  # the new run was interrupted: base cases it never reached (not counted as removed)
+    cost: list[CostChange] = field(default_factory=list)  # Vela estimates past their thresholds, either way
 
     @property
     def regression(self) -> bool:
         return bool(self.new_failures or self.drift or [n for _, n in self.flakes if not n.green])
 
+    @property
+    def cost_regression(self) -> bool:
+        """What the NPU pays went up for some case (cycles, memory, an operator more on the NPU or the CPU):
+        reported apart from the numbers, failing a run only on request."""
+        return any(c.after > c.before for c in self.cost)
+
     def counts(self) -> dict[str, int]:
-        return {
+        counts = {
             k: len(getattr(self, k))
             for k in ("new_failures", "fixed", "changed", "added", "removed", "stale", "drift", "flakes")
         }
+        return {**counts, "cost_changes": len(self.cost)}
 
 
 def _numbers(r: CaseResult) -> dict[str, float]:
@@ -92,6 +120,18 @@ def _drift(b: CaseResult, n: CaseResult) -> list[Drift]:
         if delta >= DRIFT_UP.get(metric, float("inf")) or -delta >= DRIFT_DOWN.get(metric, float("inf")):
             out.append(Drift(n.descriptor, metric, before[metric], after[metric]))
     return out
+
+
+def cost_changes(b: CaseResult, n: CaseResult) -> list[CostChange]:
+    """The Vela estimates of one case that moved from `b` to `n` past their thresholds (both compiled by Vela)."""
+    vb, vn = b.metrics.get("vela") or {}, n.metrics.get("vela") or {}
+    return [
+        CostChange(n.descriptor, metric, vb[metric], vn[metric])
+        for metric in (*COST_THRESHOLDS, *COUNTS)
+        if isinstance(vb.get(metric), (int, float))
+        and isinstance(vn.get(metric), (int, float))
+        and moved(metric, vb[metric], vn[metric])
+    ]
 
 
 def _fingerprint(results: list[CaseResult]) -> set[tuple]:
@@ -121,6 +161,7 @@ def diff(
             continue
         if n.stale and not b.stale:
             d.stale.append(n)
+        d.cost += cost_changes(b, n)
         if b.outcome != n.outcome or b.green != n.green:
             if d.same_inputs:
                 d.flakes.append((b, n))

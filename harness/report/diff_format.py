@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from harness.history.diff import BEHAVIOURS, Diff
+from harness.history.diff import BEHAVIOURS, CostChange, Diff
 from harness.results.case_result import CaseResult
 
 MARKDOWN_ROWS = 15  # per section: a PR comment stays readable
@@ -28,6 +28,7 @@ def _sections(d: Diff) -> list[tuple[str, list[str]]]:
             [f"{n.descriptor}: {b.outcome.value} -> {n.outcome.value}" for b, n in d.flakes],
         ),
         ("Drift past threshold", [f"{x.descriptor}: {x.metric} {x.before:.4g} -> {x.after:.4g}" for x in d.drift]),
+        ("NPU cost past threshold (Vela's cycles, memory, operators)", [_cost(x) for x in d.cost]),
         ("Stale expectations", [f"{r.descriptor}: {r.stale}" for r in d.stale]),
         ("Fixed", [f"{n.descriptor}: {b.outcome.value} -> {n.outcome.value}" for b, n in d.fixed]),
         ("Other outcome changes", [f"{n.descriptor}: {b.outcome.value} -> {n.outcome.value}" for b, n in d.changed]),
@@ -47,9 +48,14 @@ def _sections(d: Diff) -> list[tuple[str, list[str]]]:
     ]
 
 
+def _cost(x: CostChange) -> str:
+    share = f" ({x.share:+.1%})" if x.share is not None else ""
+    return f"{x.descriptor}: {x.metric} {x.before:g} -> {x.after:g}{share}"
+
+
 def headline(d: Diff) -> str:
     counts = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in d.counts().items() if n)
-    verdict = "REGRESSION" if d.regression else "no regression"
+    verdict = ("REGRESSION" if d.regression else "no regression") + ("; COST REGRESSION" if d.cost_regression else "")
     partial = f"; interrupted: {d.not_run} case(s) of {d.base} not reached" if d.not_run else ""
     return f"{verdict}: {d.new} against {d.base}" + (f" ({counts}{partial})" if counts else f" (no changes{partial})")
 
@@ -68,10 +74,8 @@ def to_markdown(d: Diff) -> str:
     for title, rows in _sections(d):
         if not rows:
             continue
-        lines.append(
-            f"<details{' open' if title in ('New failures', 'Drift past threshold') else ''}>"
-            f"<summary>{title}: {len(rows)}</summary>\n"
-        )
+        opened = title in ("New failures", "Drift past threshold") or title.startswith("NPU")
+        lines.append(f"<details{' open' if opened else ''}><summary>{title}: {len(rows)}</summary>\n")
         lines += [f"- `{row}`" for row in rows[:MARKDOWN_ROWS]]
         if len(rows) > MARKDOWN_ROWS:
             lines.append(f"- ... and {len(rows) - MARKDOWN_ROWS} more")
@@ -93,6 +97,7 @@ def to_json(d: Diff) -> str:
             "base": d.base,
             "new": d.new,
             "regression": d.regression,
+            "cost_regression": d.cost_regression,
             "same_inputs": d.same_inputs,
             "counts": d.counts(),
             "new_failures": [pair(b, n) for b, n in d.new_failures],
@@ -103,6 +108,7 @@ def to_json(d: Diff) -> str:
             "removed": [r.descriptor for r in d.removed],
             "stale": [{"descriptor": r.descriptor, "stale": r.stale} for r in d.stale],
             "drift": [vars(x) for x in d.drift],
+            "cost": [vars(x) for x in d.cost],
             "backends": list(d.backends),
             "behaviour": [vars(c) for c in d.behaviour],
         },

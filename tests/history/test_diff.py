@@ -94,3 +94,40 @@ def test_the_diff_command_exits_by_its_rule(tmp_path, capsys):
     assert "no regression" in capsys.readouterr().out
     assert main(["diff", str(base), str(worse), "--db", db, "--format", "markdown"]) == 1
     assert "New failures: 1" in capsys.readouterr().out
+
+
+# Vela's estimates of conv2d_ic8_oc8_i12x12_k3_p1_qa8w8 on ethos-u55-128 (harness/policy/cost.py measured them):
+# the bare conv, the same with a fused relu (the same work, another command stream), with an add after it
+BARE = {"npu_ops": 5, "cpu_ops": 0, "sram_kib": 2.98, "off_chip_flash_kib": 0.73, "cycles": 5312, "npu_cycles": 4432}
+RELU = {**BARE, "sram_kib": 2.97, "off_chip_flash_kib": 0.72, "cycles": 5296, "npu_cycles": 4416}
+ADD = {**BARE, "npu_ops": 6, "sram_kib": 4.12, "off_chip_flash_kib": 0.75, "cycles": 7056, "npu_cycles": 6176}
+
+
+def _vela(d, vela, outcome=Outcome.PASS) -> CaseResult:
+    return case_result(d, outcome, 0, versions=dict(V), rule="int-exact", metrics={"max_lsb": 0, "vela": vela})
+
+
+def test_what_the_npu_pays_is_tracked_apart_from_the_numbers():
+    assert not diff([_vela("a", BARE)], [_vela("a", RELU)]).cost  # the same work: below every threshold
+    d = diff([_vela("a", BARE)], [_vela("a", ADD)], "base", "new")
+    assert {c.metric for c in d.cost} == {"cycles", "npu_cycles", "sram_kib", "npu_ops"}  # flash: +0.02 KiB
+    assert d.cost_regression and not d.regression
+    text = to_text(d)
+    assert text.startswith("no regression; COST REGRESSION: new against base (4 cost changes)")
+    assert "  a: cycles 5312 -> 7056 (+32.8%)" in text and "NPU cost past threshold" in text
+    assert json.loads(to_json(d))["cost_regression"] is True
+    cheaper = diff([_vela("a", ADD)], [_vela("a", BARE)])
+    assert cheaper.cost and not cheaper.cost_regression  # reported, and no regression
+    assert diff([_vela("a", BARE)], [_vela("a", {**BARE, "cpu_ops": 1})]).cost_regression  # an op left the NPU
+
+
+def test_the_diff_command_fails_on_cost_only_when_asked(tmp_path, capsys):
+    base, dearer, wrong = (tmp_path / f"{n}.jsonl" for n in ("base", "dearer", "wrong"))
+    write_results([_vela("a", BARE)], base)
+    write_results([_vela("a", ADD)], dearer)
+    write_results([_vela("a", ADD, Outcome.MISMATCH)], wrong)
+    db = str(tmp_path / "none.sqlite")
+    assert main(["diff", str(base), str(dearer), "--db", db]) == 0
+    assert "a: npu_ops 5 -> 6 (+20.0%)" in capsys.readouterr().out
+    assert main(["diff", str(base), str(dearer), "--db", db, "--fail-on-cost"]) == 4
+    assert main(["diff", str(base), str(wrong), "--db", db, "--fail-on-cost"]) == 1  # the numbers say it first

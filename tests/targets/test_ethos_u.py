@@ -160,6 +160,26 @@ def test_a_conv_lowers_for_ethos_u_and_its_tosa_graph_passes(target):
 
 
 @pytest.mark.lowering
+def test_velas_estimates_are_the_same_to_the_cycle_when_compiled_again_and_move_with_an_operator():
+    """What harness.policy.cost rests on: the estimate is deterministic (no threshold filters noise), a fused
+    relu moves it by less than the thresholds, an elementwise operator more by far more."""
+    from dataclasses import replace
+
+    from harness.history.diff import cost_changes
+    from harness.run.execute import run_case
+
+    base = "conv2d_ic8_oc8_i12x12_k3_p1_qa8w8"
+    bare, again, relu, add = (
+        run_case(parse_descriptor(f"{base}_cx{cx}"), 0, "ethos-u55-128") for cx in ("none", "none", "relu", "add")
+    )
+    assert bare.metrics["vela"] == again.metrics["vela"]
+    assert not cost_changes(bare, replace(relu, descriptor=bare.descriptor))
+    changes = {c.metric: c for c in cost_changes(bare, replace(add, descriptor=bare.descriptor))}
+    assert {"cycles", "npu_cycles", "sram_kib", "npu_ops"} <= set(changes)
+    assert changes["cycles"].after - changes["cycles"].before > 10 * 64
+
+
+@pytest.mark.lowering
 def test_the_fvp_target_runs_where_installed_and_is_skipped_elsewhere():
     from harness.run.execute import run_case
 
