@@ -21,6 +21,7 @@ from harness.config import ConfigError
 from harness.history.db import HistoryError
 from harness.mutation.journal import JournalError
 from harness.overlays import OverlayError
+from harness.overlays.tools import ToolError
 from harness.results.store import ResultsFileError
 from harness.schedule.proof import EnvironmentBroken
 
@@ -77,6 +78,19 @@ def use_executorch(spec: str) -> None:
             print(f"harness: {origin}", file=sys.stderr)
 
 
+def use_tools(specs: list[str]) -> None:
+    """Install (once) and put first on the import path and PATH the tool versions `--tools` names."""
+    from harness.overlays import tools
+
+    wanted = tools.parse(specs)
+    overlays = [tools.install(name, version) for name, version in wanted]
+    tools.check_not_imported(overlays)
+    tools.activate(overlays)
+    for o in overlays:
+        how = "installed" if o.path is None else "reused" if o.reused else f"installed in {o.seconds:.1f} s"
+        print(f"harness: {o.name} {o.version} ({how})", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     p, commands = parser()
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -87,11 +101,21 @@ def main(argv: list[str] | None = None) -> int:
         check_writes(args.verb, args)  # before any work: an unwritable path is one line, not a traceback later
         if getattr(args, "executorch", ""):
             use_executorch(args.executorch)
+        if getattr(args, "tools", []):
+            use_tools(args.tools)  # after the ExecuTorch: 'pinned' reads the pins of the one in use
         return commands[args.verb](args)
     except KeyboardInterrupt:  # Ctrl-C at any moment: each finished case is already on disk and in the history
         print(f"\ninterrupted: python -m harness {args.verb} stopped (Ctrl-C); what finished is kept", file=sys.stderr)
         return EXIT_INTERRUPTED
-    except (ConfigError, ResultsFileError, HistoryError, JournalError, BackendImportError, OverlayError) as e:
+    except (
+        ConfigError,
+        ResultsFileError,
+        HistoryError,
+        JournalError,
+        BackendImportError,
+        OverlayError,
+        ToolError,
+    ) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE
     except EnvironmentBroken as e:  # a control failed or the canary was missed: the harness or this machine

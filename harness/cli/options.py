@@ -41,6 +41,15 @@ def executorch(p: argparse.ArgumentParser) -> None:
         "is now; 'PATH@REV': a commit of it, read from git) whose Python core runs over the installed "
         "wheel's compiled parts, or 'installed' (default)",
     )
+    p.add_argument(
+        "--tools",
+        nargs="+",
+        default=[],
+        metavar="SPEC",
+        help="run on other versions of the tools than the installed ones, each NAME==VERSION (ethos-u-vela, "
+        "tosa-tools, the ML SDK wheels), installed into a cache once; 'pinned': the versions the ExecuTorch in "
+        "use pins (with --executorch 1.4.1, that release's own)",
+    )
 
 
 def db(p: argparse.ArgumentParser, records: bool = False) -> None:

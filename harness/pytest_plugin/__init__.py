@@ -98,6 +98,14 @@ def pytest_configure(config):
             use_executorch(config.getoption("harness_executorch"))
         except (ConfigError, OverlayError) as e:
             raise pytest.UsageError(str(e)) from None
+    if config.getoption("harness_tools") and not hasattr(config, "workerinput"):
+        from harness.cli.main import use_tools
+        from harness.overlays.tools import ToolError
+
+        try:
+            use_tools(config.getoption("harness_tools"))
+        except (ConfigError, ToolError) as e:
+            raise pytest.UsageError(str(e)) from None
     if options.given(config):
         _cases(config)  # fail fast, before collection, on a bad case, tier, target or canary
     asked = options.given(config) or config.getoption("harness_results") != options.DEFAULT_RESULTS

@@ -81,6 +81,14 @@ def add_options(parser) -> None:
         "(1.4.1), a source checkout (PATH, or PATH@REV) whose Python core runs over the installed wheel's "
         "compiled parts",
     )
+    g.addoption(
+        "--harness-tools",
+        nargs="+",
+        default=[],
+        metavar="SPEC",
+        help="other tool versions than the installed ones, each NAME==VERSION (ethos-u-vela, tosa-tools, the ML "
+        "SDK wheels), or 'pinned' (those the ExecuTorch in use pins)",
+    )
 
 
 def given(config) -> bool:
@@ -94,5 +102,6 @@ def given(config) -> bool:
         "harness_target": DEFAULT_TARGET,
         "harness_canary": "",
         "harness_executorch": "",
+        "harness_tools": [],
     }
     return any(config.getoption(k) != v for k, v in defaults.items())

@@ -123,6 +123,9 @@ def new_run_id() -> str:
     return f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
 
 
+ML_SDK = ("ai-ml-sdk-model-converter", "ai-ml-sdk-scenario-runner", "ai-ml-emulation-layer-for-vulkan")
+
+
 @cache
 def versions() -> dict[str, str]:
     """Versions of everything that shapes a result (read once per process, without importing any of it)."""
@@ -133,6 +136,11 @@ def versions() -> dict[str, str]:
             out[name] = version(name)
         except PackageNotFoundError:
             out[name] = "unknown"
+    for name in ML_SDK:  # recorded where installed: the VGF targets' converter and executor
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            pass
     out["executorch-git"] = _executorch_git()
     out.update(_executorch_tree())
     out["harness-commit"] = _harness_commit()
