@@ -172,6 +172,9 @@ SMOKE_SLICE_CASES = (
     ("conv2d_n2_ic8_oc8_i12x12_k3_p1_cxmaxpool", "spatial-wide"),
     ("conv2d_n2_ic4_oc8_i16x16_k3_s2", "spatial-even"),
     ("conv2d_n2_ic4_oc8_i16x16_k2_s2", "spatial-even-tosa10"),  # one symbolic leftover, 0, within the pad: no slice
+    # A pad of 1 below stride - 1: the early exit not taken, the loop from pad + 1 (the operand deletions
+    # `pad >= stride - 1` -> `pad >= 1` and `range(pad + 1, ...)` -> `range(1, ...)` survived every other case).
+    ("conv2d_ic4_oc4_i9x8_k3x3_s3x1_p1x1", "spatial"),
 )
 # A conv that must be trimmed after an op SizeAdjustInputPass does not adjust, as TF-style "same" padding writes a
 # strided conv (EfficientNet's ports: an explicit F.pad, then k3 s2 without padding; 8 + 2 - 3 leaves 1 row). The
@@ -217,3 +220,11 @@ SMOKE_TOSA10_BASES = (
 # Even sizes on TOSA 1.0: a pool after an odd conv output lowers (the symbolic pooling check).
 # And a constant remainder <= pad on a symbolic dim is a static trim, which TOSA 1.0 takes.
 SMOKE_EVEN_BASES = ("conv2d_n2_ic8_oc8_i12x12_k2_cxmaxpool", "conv2d_n2_ic4_oc8_i16x16_k3_s2_p1")
+# One operand of the remainder (L + 2 * pad - dilation * (k - 1) - 1) % stride alone tips the decision of
+# SizeAdjustInputPass (slice or not) and RewriteConvPass (the end pad): the mutation tool's operand deletions
+# (`dilation * (k - 1)` -> `k - 1`, `2 * pad` -> `2`) survived every other smoke case, whose dilated convs all have
+# stride 1 and whose stride-3 convs a pad of 1 (2 * 1 == 2).
+SMOKE_OPERAND_TIPS = (
+    "conv2d_ic4_oc4_i12x12_k3x3_s3x1_p0x1_d2x1",  # H: remainder 1 > pad 0, one row sliced; 0 without the dilation
+    "conv2d_ic4_oc4_i12x12_k3x3_s3x1_p0x1",  # H: remainder 0, no slice; 2 > pad 0 were the pad counted as 1 per side
+)

@@ -23,6 +23,7 @@ from harness.cases.smoke_picks import (
     SMOKE_GROUPED,
     SMOKE_NEIGHBOURS,
     SMOKE_NESTED_COND,
+    SMOKE_OPERAND_TIPS,
     SMOKE_POOL_CASES,
     SMOKE_POOLS,
     SMOKE_REJECTIONS,
@@ -94,6 +95,7 @@ def smoke() -> list[ConvConfig]:
         for s in SMOKE_STRUCTURAL_SCHEMES
     ]
     cases += [parse_descriptor(f"{b}_q{s}") for b in SMOKE_TRIM_AFTER_OP for s in SMOKE_STRUCTURAL_SCHEMES]
+    cases += [parse_descriptor(f"{b}_q{s}") for b in SMOKE_OPERAND_TIPS for s in SMOKE_STRUCTURAL_SCHEMES]
     return cases
 
 
