@@ -14,6 +14,7 @@ verdict reads): a resumed run replays them and runs only that mutant's other cas
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 from dataclasses import asdict
@@ -67,10 +68,11 @@ CASE_FIELDS = ("descriptor", "seed", "outcome", "reason", "canary", "issue", "re
 
 
 def read_keyed(path: Path) -> tuple[dict | None, list[dict]]:
-    """A file of JSON lines whose first line is `{"key": ...}` (a journal, a trace in progress): its key (None for
-    an empty first line) and the rows after it, less a line cut short by a stop. ValueError when the first line
-    is not a key."""
-    first, *lines = path.read_text().splitlines() or [""]
+    """A file of JSON lines whose first line is `{"key": ...}` (a journal, a trace in progress; gzipped when its name
+    ends in .gz, as the pieces kept in benchmarks/results/mutation are): its key (None for an empty first line) and
+    the rows after it, less a line cut short by a stop. ValueError when the first line is not a key."""
+    text = gzip.decompress(path.read_bytes()).decode() if path.name.endswith(".gz") else path.read_text()
+    first, *lines = text.splitlines() or [""]
     try:
         key = json.loads(first).get("key") if first.strip() else None
     except (json.JSONDecodeError, AttributeError):

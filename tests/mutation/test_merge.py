@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -78,6 +79,10 @@ def test_parts_of_other_tiers_or_versions_are_refused_in_one_line(tmp_path):
         merge(_pieces(tmp_path, rows, rows, versions=versions))
     ok = {**json.loads(REPORT.read_text())["versions"], "harness-commit": "0123abc"}  # the harness may differ
     assert merge(_pieces(tmp_path, rows, rows, versions=ok))[0].mutants
+    newer = {**json.loads(REPORT.read_text())["versions"], "ai-ml-sdk-model-converter": "0.11.0"}
+    assert merge(_pieces(tmp_path, rows, rows, versions=newer))[0].mutants  # a version the older run did not record
+    with pytest.raises(ConfigError, match=r"p1.json: versions .* differ"):
+        merge(_pieces(tmp_path, rows, rows, versions={**newer, "tosa-tools": "2026.8.0"}))
     (tmp_path / "bad.json").write_text("[]")
     with pytest.raises(ConfigError, match="bad.json: it lacks tier"):
         merge([tmp_path / "bad.json", tmp_path / "p0.json"])
@@ -94,6 +99,9 @@ def test_a_stopped_runs_journal_is_a_piece_its_begun_mutants_undecided(tmp_path)
     journal.record_case(CaseResult("conv2d_x", 0, Outcome.PASS, canary="mutant:rewrite_conv_pass:29"))
     (tmp_path / "report.json").write_text(json.dumps({**data, "mutants": [equivalent], "undecided": []}))
     report, undecided = merge([tmp_path / "report.json", tmp_path / "mutation.journal.jsonl"])
+    journal_gz = tmp_path / "kept.journal.jsonl.gz"  # as pieces are kept in the repository
+    journal_gz.write_bytes(gzip.compress((tmp_path / "mutation.journal.jsonl").read_bytes()))
+    assert merge([tmp_path / "report.json", journal_gz])[0].mutants == report.mutants
     (row,) = report.mutants
     assert row.status == "equivalent" and row.cases_run == equivalent["cases_run"] + 2
     assert undecided == ["mutant:rewrite_conv_pass:29"]
