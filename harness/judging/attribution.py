@@ -62,32 +62,33 @@ def lowering_int(out_codes: np.ndarray, fq_codes: np.ndarray, output: torch.Tens
     return _stage(errors, LSB, fake_quant, output)
 
 
+def _against_limit(diff: np.ndarray, limit: np.ndarray, reference: torch.Tensor, approx: torch.Tensor) -> dict:
+    """`diff` in units of the per-element `limit`, or absolute where the limit allows nothing anywhere."""
+    if not np.any(limit):
+        return _stage(diff, ABSOLUTE, reference, approx)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(diff == 0, 0.0, diff / limit)
+    return _stage(ratio, RULE_UNITS, reference, approx)
+
+
 def lowering_float(output: torch.Tensor, ref64: torch.Tensor, limit: np.ndarray) -> dict:
     """The target's output against fp64 in units of the rule's per-element limit (absolute where it allows 0)."""
     diff = np.abs(output.double().numpy() - ref64.double().numpy())
-    diff = np.where(np.isnan(diff), np.inf, diff)
-    if not np.any(limit):
-        return _stage(diff, ABSOLUTE, ref64, output)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(diff == 0, 0.0, diff / limit)
-    return _stage(ratio, RULE_UNITS, ref64, output)
+    return _against_limit(np.where(np.isnan(diff), np.inf, diff), limit, ref64, output)
 
 
-def executor(first: torch.Tensor, second: torch.Tensor, scale: float | None, agreement: dict) -> dict:
-    """The second executor against the first: LSB for INT (`scale`), else the share of the allowed difference
-    (`harness.judging.executors`: twice the rule's limit) or the absolute difference where none is allowed."""
-    if tuple(first.shape) != tuple(second.shape):
+def executor(first: torch.Tensor, second: torch.Tensor, scale: float | None, limit: np.ndarray | None) -> dict:
+    """The second executor against the first: LSB for INT (`scale`), else in units of the difference two
+    conforming executors may show (`harness.judging.executors`: twice the rule's per-element `limit`), absolute
+    where none is allowed. NaN on one side only is the worst error there is; NaN on both agrees."""
+    a, b = first.detach().double().numpy(), second.detach().double().numpy()
+    if a.shape != b.shape:
         return {"worst": None, "unit": ABSOLUTE, "at": [], "sqnr_db": None}
-    diff = np.abs(first.double().numpy() - second.double().numpy())
-    one_sided = np.isnan(first.double().numpy()) != np.isnan(second.double().numpy())
-    diff = np.where(one_sided, np.inf, np.nan_to_num(diff, nan=0.0))
+    with np.errstate(invalid="ignore"):
+        diff = np.where(np.isnan(a) != np.isnan(b), np.inf, np.nan_to_num(np.abs(a - b), nan=0.0))
     if scale is not None:
         return _stage(np.rint(diff / scale), LSB, first, second)
-    share = agreement.get("max_share_of_limit")
-    stage = _stage(diff, ABSOLUTE, first, second)
-    if share is not None:
-        stage["worst"], stage["unit"] = round(share, 4), RULE_UNITS
-    return stage
+    return _against_limit(diff, 2 * limit if limit is not None else np.zeros(diff.shape), first, second)
 
 
 def added_by(stages: dict, quantization_ok: bool, lowering_ok: bool, executors_ok: bool = True) -> str:

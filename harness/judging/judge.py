@@ -83,6 +83,8 @@ class Judge:
         self.eager = oracles.eager_fp32(model, tensors.inputs)
         self.border = border_mask(config).numpy()
         self.int_ref: oracles.IntReference | None = None
+        self._expectation: Expectation | None = None
+        self._quantization: dict | None = None  # the quantizer's share of the error: the same for every output
         if config.is_quantized:
             if quantized is None or quantized.output is None:
                 raise ValueError("a quantized scheme needs the quantizer's output parameters")
@@ -144,7 +146,13 @@ class Judge:
         return j
 
     def expectation(self) -> Expectation:
-        """The reference and the per-element limit, in the output's units (dequantized for INT)."""
+        """The reference and the per-element limit, in the output's units (dequantized for INT); built once: it
+        depends on the references alone, and the float attribution and a second executor both ask for it."""
+        if self._expectation is None:
+            self._expectation = self._expect()
+        return self._expectation
+
+    def _expect(self) -> Expectation:
         if self.config.is_quantized:
             oq = self.quantized.output
             lsb = MAX_LSB_EXACT if self.int_ref is not None else self.tolerance
@@ -229,10 +237,12 @@ class Judge:
         against fake-quant); a failing case names which one broke its check (`harness.judging.attribution`)."""
         if tuple(self.fake_quant_out.shape) != tuple(output.shape):
             return {}
-        stages = {
-            "quantization": attribution.quantization(
+        if self._quantization is None:  # the float model in fp64 runs once, whatever outputs are judged
+            self._quantization = attribution.quantization(
                 oracles.fp64(self.model, self.inputs), self.fake_quant_out, self.quantized.output.scale
-            ),
+            )
+        stages = {
+            "quantization": dict(self._quantization),
             "lowering": attribution.lowering_int(out, self.fake_quant_codes, output, self.fake_quant_out),
         }
         if reasons:

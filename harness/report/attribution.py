@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections import Counter, defaultdict
+from collections import Counter
 from dataclasses import dataclass, field
 
 from harness.config import parse_descriptor
@@ -117,13 +117,3 @@ def markdown(results: list[CaseResult]) -> list[str]:
             + " |"
         )
     return lines + [""]
-
-
-def by_stage(results: list[CaseResult]) -> dict[str, list[str]]:
-    """The failing cases per stage that added their error (`added_by`), for the report's failure view."""
-    out: dict[str, list[str]] = defaultdict(list)
-    for r in results:
-        stage = (r.metrics.get("attribution") or {}).get("added_by")
-        if stage:
-            out[stage].append(r.descriptor)
-    return dict(out)

@@ -120,7 +120,7 @@ def judged_observation(
     `harness.judging.executors`) is the verdict when the oracle passed the first."""
     verdicts = []
     disagreed = ""
-    executor_stage: dict = {}
+    compared: tuple = ()  # (first executor's output, second's, the rule's limit) at the size attributed
     digest = hashlib.sha256()  # every size's output, in order: for one size, the digest of its bytes
     for index, (variant, tensors) in enumerate(p.runs):
         output = outputs(index)
@@ -131,12 +131,10 @@ def judged_observation(
             name, other = second(index)
             limit = None if p.config.is_quantized else judge.expectation().limit
             why, agreement = executors.disagreement(output, other, limit, (p.target.runner, name))
-            scale = p.quantized.output.scale if p.config.is_quantized and p.quantized.output else None
-            stage = attribution.executor(output, other, scale, agreement)
             metrics.setdefault("executors", agreement)
-            executor_stage = executor_stage or stage
-            if why and not disagreed:
-                disagreed, metrics["executors"], executor_stage = why, agreement, stage
+            compared = compared or (output, other, limit)  # the size the attribution shows: the first, or
+            if why and not disagreed:  # the first where the executors disagree
+                disagreed, metrics["executors"], compared = why, agreement, (output, other, limit)
         verdicts.append((variant, verdict))
         if index == 0 or verdict.outcome is not Outcome.PASS:
             evidence.inputs, evidence.output = tensors.inputs, output
@@ -144,8 +142,9 @@ def judged_observation(
         if verdict.outcome is Outcome.MISMATCH:
             break
     j = stages.combine(verdicts)
-    if executor_stage and "attribution" in j.metrics:
-        j.metrics["attribution"]["executor"] = executor_stage
+    if compared and "attribution" in j.metrics:
+        scale = p.quantized.output.scale if p.config.is_quantized and p.quantized.output else None
+        j.metrics["attribution"]["executor"] = attribution.executor(*compared[:2], scale, compared[2])
         if disagreed and not j.metrics["attribution"].get("added_by"):
             j.metrics["attribution"]["added_by"] = "executor"
     if disagreed and j.outcome in (Outcome.PASS, Outcome.MISTRUSTED):

@@ -38,15 +38,18 @@ def test_a_non_finite_value_on_one_side_is_the_worst_error_there_is():
     ref = torch.tensor([1.0, 2.0], dtype=torch.float64)
     s = attribution.lowering_float(torch.tensor([1.0, float("nan")]), ref, np.ones(2))
     assert s["worst"] is None and s["at"] == [1]
-    e = attribution.executor(torch.tensor([1.0, 2.0]), torch.tensor([1.0, float("nan")]), None, {})
+    e = attribution.executor(torch.tensor([1.0, 2.0]), torch.tensor([1.0, float("nan")]), None, np.ones(2))
     assert e["worst"] is None and e["at"] == [1]
+    both = torch.tensor([1.0, float("nan")])
+    assert attribution.executor(both, both.clone(), None, np.ones(2))["worst"] == 0.0  # NaN on both sides agrees
 
 
 def test_executor_int_is_in_lsb_and_float_in_the_share_of_the_allowed_difference():
-    a, b = torch.tensor([0.5, 1.0]), torch.tensor([0.5, 1.25])
-    assert attribution.executor(a, b, 0.125, {})["worst"] == 2.0
-    share = attribution.executor(a, b, None, {"max_share_of_limit": 0.4})
-    assert share["worst"] == 0.4 and share["unit"] == "rule"
+    a, b = torch.tensor([0.5, 1.0, 2.0]), torch.tensor([0.5, 1.25, 2.25])
+    assert attribution.executor(a, b, 0.125, None)["worst"] == 2.0
+    share = attribution.executor(a, b, None, np.array([1.0, 1.0, 0.25]))  # allowed: twice each limit
+    assert share == {"worst": 0.5, "unit": "rule", "at": [2], "sqnr_db": share["sqnr_db"]}
+    assert attribution.executor(a, b, None, np.zeros(3))["unit"] == "abs"  # exact data: nothing is allowed
 
 
 def test_the_first_stage_that_broke_its_check_added_the_error():
@@ -77,4 +80,3 @@ def test_the_report_splits_the_error_per_scheme_and_context():
     assert a8.stages["quantization"].median_sqnr == 40.0 and "quantization" not in rows[("fp32", "none")].stages
     text = "\n".join(report.markdown(results))
     assert "| a8w8 | none | 2 | median 40.0 dB, lowest 40.0 dB; worst 1.2 lsb" in text and "1 lowering |" in text
-    assert report.by_stage(results) == {"lowering": ["conv2d_ic4_oc4_i8x8_k3_qa8w8"]}

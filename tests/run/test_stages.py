@@ -151,4 +151,5 @@ def test_a_second_executor_is_the_last_stage_of_the_attribution(descriptor):
     o = judged_observation(p, artifact, lambda i: first, {}, Evidence(), {}, second=lambda i: ("twin", broken))
     a = o.metrics["attribution"]
     assert o.outcome is Outcome.MISMATCH and o.rule == "executors" and a["added_by"] == "executor"
+    assert o.reason.startswith("executors disagree: tosa-ref and twin disagree on 1 element(s) where only one")
     assert a["executor"]["worst"] is None and a["executor"]["at"] == [int(i) for i in np.unravel_index(3, first.shape)]
