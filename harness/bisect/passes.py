@@ -16,6 +16,11 @@ Tolerance of a stage: for an INT case, within the fake-quant model's
 tolerance and above the SQNR floor (the early stages compute in float with
 fake quantization, the later ones in integers: both must stay within the
 fake-quant tolerance); for a float case, the DOT_PRODUCT rule.
+
+The serialized graph's judgement carries the case's attribution
+(`harness.judging.attribution`): when the error was added by the quantizer
+(the fake-quantized model is already below the SQNR floor against fp64), no
+pass is to blame and the culprit is `quantization`, not the pipeline's start.
 """
 
 from __future__ import annotations
@@ -69,7 +74,8 @@ class PassBisection:
     canary: str
     stages: list[Stage]
     final: Stage  # the serialized graph on the target's runner
-    culprit: str  # the first pass whose output leaves the tolerance, 'serialization', or ''
+    culprit: str  # the first pass whose output leaves the tolerance, 'quantization', 'serialization', or ''
+    attribution: dict = field(default_factory=dict)  # the serialized graph's: where the error comes from
     before: Stage | None = None
     after: Stage | None = None
     change: dict = field(default_factory=dict)  # nodes added, removed, changed; a short graph diff
@@ -268,6 +274,7 @@ def bisect_passes(
         )
     final_name = f"serialized graph on {t.runner}"
     judge = _judge(p, artifact)
+    attributed: dict = {}
     if artifact is None:  # the lowering raised: in the pass that was running, if one was
         where = f"raised in {running[0]}" if running else "raised after the passes"
         final = Stage(final_name, -1, False, False, reason=f"{where}: {str(crash).splitlines()[0][:300]}")
@@ -279,8 +286,12 @@ def bisect_passes(
         else:
             judgement, ok, error, limit, unit = _verdict(p, judge, output)
             final = Stage(final_name, -1, True, ok, error, limit, unit, judgement.reason)
+            attributed = judgement.metrics.get("attribution") or {}
     evaluated = [_evaluate(p, artifact, judge, s, found[0], specs[0]) for s in found]
-    report = PassBisection(config.descriptor, target, canary, evaluated, final, "")
+    report = PassBisection(config.descriptor, target, canary, evaluated, final, "", attributed)
+    if attributed.get("added_by") == "quantization":  # the quantizer's error, in every stage alike
+        report.culprit, report.after = "quantization", final
+        return report
     last_good = None
     for snap, stage in zip(found, evaluated):
         if not stage.runnable:

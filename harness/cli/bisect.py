@@ -36,6 +36,18 @@ def _error(stage) -> str:
     return f"{stage.error:.3g} x limit"
 
 
+def _split(attribution: dict) -> str:
+    """The serialized graph's error per stage (harness.judging.attribution), in a line."""
+    parts = []
+    for stage in ("quantization", "lowering", "executor"):
+        a = attribution.get(stage)
+        if a and a.get("worst") is not None:
+            sqnr = f", SQNR {a['sqnr_db']} dB" if a.get("sqnr_db") is not None else ""
+            parts.append(f"{stage} worst {a['worst']} {a['unit']}{sqnr}")
+    added = f"; added by the {attribution['added_by']}" if attribution.get("added_by") else ""
+    return "; ".join(parts) + added
+
+
 def print_pass_bisection(b) -> None:
     print(f"case:    {b.descriptor} on {b.target}" + (f", canary {b.canary}" if b.canary else ""))
     print("stages:  the delegate's graph after each pass that changed it, run eagerly and judged")
@@ -44,14 +56,21 @@ def print_pass_bisection(b) -> None:
         index = f"{s.index:4d}" if s.index >= 0 else "   -"
         detail = f"  ({s.reason})" if s.reason and (not s.ok or not s.runnable) else ""
         print(f"  {index} {s.name:42s} {verdict:10s} {_error(s)}{detail}")
+    if b.attribution:
+        print(f"split:   {_split(b.attribution)}")
     if not b.culprit:
         print("culprit: none: every stage and the serialized graph are within the case's tolerance")
         return
     where = {
         "<start>": "before the Arm passes (export or quantization)",
+        "quantization": "the quantizer, before any pass: its fake-quantized model is already off the fp64 reference",
         "serialization": "after the passes (TOSA serialization or the runner)",
     }.get(b.culprit, b.culprit)
     print(f"culprit: {where}")
+    if b.culprit == "quantization":
+        q = b.attribution.get("quantization") or {}
+        print(f"error:   fake-quant against fp64: worst {q.get('worst')} LSB, SQNR {q.get('sqnr_db')} dB")
+        return
     print(f"error:   {_error(b.before)} before, {_error(b.after)} after")
     c = b.change
     if c:

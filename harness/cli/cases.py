@@ -154,6 +154,8 @@ def _print_result(r) -> None:
     print("timings: " + ", ".join(f"{k} {v:.3f}s" for k, v in r.timings_s.items()))
     if r.artifacts:
         print(f"kept:    {r.artifacts}")
+    if r.added_by:
+        print(f"added:   by the {r.added_by}; next: {r.next_step}")
     print(f"__REPRO: {r.repro}")
 
 

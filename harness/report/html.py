@@ -73,6 +73,8 @@ def _case_row(r: CaseResult) -> dict:
         "where": where_text(r),
         "worst": r.metrics.get("worst", ""),
         "repro": r.repro,
+        "added_by": r.added_by,
+        "next_step": r.next_step,
         "artifacts": r.artifacts or "",
     }
 

@@ -28,6 +28,8 @@ def _detail(r: CaseResult) -> str:
         lines.append(f"worst element: {r.metrics['worst']}")
     if "where" in r.metrics:
         lines.append(f"where: {r.metrics['where']}")
+    if r.added_by:
+        lines.append(f"added by the {r.added_by}; next: {r.next_step}")
     lines.append(f"__REPRO: {r.repro}")
     return "\n".join(lines)
 

@@ -94,9 +94,8 @@ def _failures(results: list[CaseResult]) -> list[str]:
             lines += [f"  - {detail}" for detail in (error_text(r), where_text(r)) if detail]
             if "worst" in r.metrics:
                 lines.append(f"  - worst element {r.metrics['worst']}")
-            added = (r.metrics.get("attribution") or {}).get("added_by")
-            if added:
-                lines.append(f"  - error added by: {added} (`bisect passes` names the pass within the lowering)")
+            if r.added_by:
+                lines.append(f"  - error added by the {r.added_by}; next: `{r.next_step}`")
             lines.append(f"  - repro: `{r.repro}`")
             if r.artifacts:
                 lines.append(f"  - artifacts: `{r.artifacts}`")

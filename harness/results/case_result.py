@@ -117,6 +117,24 @@ class CaseResult:
         data = f" --captured '{self.data_file}'" if self.data_file else ""
         return f"python -m harness run '{self.descriptor}' --seed {self.seed}{target}{canary}{data}"
 
+    @property
+    def added_by(self) -> str:
+        """The stage that added this case's error (harness.judging.attribution); '' for a case that did not fail
+        on its numbers."""
+        return (self.metrics.get("attribution") or {}).get("added_by", "")
+
+    @property
+    def next_step(self) -> str:
+        """Where to look next for a wrong number, from the stage that added it: the lowering's error goes to
+        `bisect passes`, which names the pass; the quantizer's and the executors' are not a pass's."""
+        if self.added_by == "lowering":
+            return self.repro.replace("python -m harness run ", "python -m harness bisect passes ", 1)
+        return {
+            "quantization": "the quantizer: its fake-quantized model is already off the fp64 reference (no pass to "
+            "bisect; `shrink` finds the smallest config that keeps it)",
+            "executor": "the executors disagree on the same lowered program (the second executor's, not a pass's)",
+        }.get(self.added_by, "")
+
 
 def new_run_id() -> str:
     """A run's id: its start time and a random suffix (sortable, unique)."""

@@ -12,6 +12,7 @@ import json
 import re
 
 import pytest
+import torch
 
 from harness.config import parse_descriptor
 from harness.faults.canaries import CANARIES
@@ -73,3 +74,28 @@ def test_the_cli_prints_the_bisection_as_json_and_exits_1_on_a_culprit(capsys):
     code = main(["bisect", "passes", FIRST_CATCHING_SMOKE_CASE["inserted-bias"], "--canary", "inserted-bias", "--json"])
     out = json.loads(capsys.readouterr().out)
     assert code == 1 and out["culprit"] == "RewriteConvPass" and out["canary"] == "inserted-bias"
+
+
+def test_an_error_the_quantizer_added_is_not_blamed_on_a_pass(monkeypatch):
+    """A quantizer fault (every activation observer's scale 32x too coarse: 3 levels where 8 bits had 256): the
+    fake-quantized model is already below the SQNR floor against fp64 and the lowering follows it to the LSB.
+    Every stage departs alike, so the pipeline's start would be named; the attribution names the quantizer."""
+    from torchao.quantization.pt2e import observer
+
+    from harness.run.execute import run_case
+
+    fine = observer.HistogramObserver.calculate_qparams
+
+    def coarse(self):
+        scale, zero_point = fine(self)
+        return scale * 32, torch.zeros_like(zero_point)
+
+    monkeypatch.setattr(observer.HistogramObserver, "calculate_qparams", coarse)
+    config = parse_descriptor("conv2d_ic4_oc8_i8x8_k3_qa8w8")
+    r = run_case(config, 0)
+    assert r.outcome.value == "mismatch" and "below the 14 dB floor" in r.reason, r.reason
+    assert r.added_by == "quantization" and r.metrics["attribution"]["lowering"]["worst"] == 0
+    assert r.next_step.startswith("the quantizer")
+    b = bisect_passes(config)
+    assert b.culprit == "quantization" and b.attribution["added_by"] == "quantization"
+    assert not b.final.ok and b.stages[0].name == "<start>" and b.stages[0].ok is False

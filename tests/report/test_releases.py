@@ -16,10 +16,18 @@ from tests.factories import case_result
 
 
 def _run(
-    history: History, run_id: str, executorch: str, results: list[CaseResult], started: float, tree: str = ""
+    history: History,
+    run_id: str,
+    executorch: str,
+    results: list[CaseResult],
+    started: float,
+    tree: str = "",
+    tools: dict | None = None,
+    target: str = "tosa",
 ) -> RunInfo:
     versions = {"torch": "2.13.0", "executorch": executorch, **({"executorch-tree": tree} if tree else {})}
-    run = RunInfo(run_id, "smoke", 0, "tosa", started=started, ended=started + 1, status=COMPLETE, versions=versions)
+    versions.update(tools or {})
+    run = RunInfo(run_id, "smoke", 0, target, started=started, ended=started + 1, status=COMPLETE, versions=versions)
     history.ensure_run(run)
     for r in results:
         r.run_id, r.versions = run_id, versions
@@ -104,6 +112,38 @@ def test_each_step_names_what_it_fixed_broke_and_changed(tmp_path):
     assert len(re.findall(r'<tr class="release">', dom)) == 3 and len(re.findall(r'<tr class="differs">', dom)) == 3
     assert '1.4.1</span> → <span class="mono">1.5.1</span>:\n    1 fixed, 1 broke, 0 failing another way,' in dom
     assert "mismatch (some-entry) 9 LSB" in dom
+
+
+def _vela(cycles: int, npu_ops: int = 1) -> dict:
+    return {"vela": {"cycles": cycles, "npu_cycles": cycles - 100, "npu_ops": npu_ops, "cpu_ops": 0}}
+
+
+def test_a_tool_bump_is_a_column_of_its_own_with_what_the_npu_pays(tmp_path):
+    """Two runs on one ExecuTorch, Vela 5.1.0 and 5.2.0 (`--tools`): two columns named by the tool that differs
+    (not the ones that agree), the NPU's cycles summed per column, and each estimate past its threshold listed."""
+    t = time.time() - 100
+    common = {"tosa-tools": "2026.5.0"}
+    with History(tmp_path / "h.sqlite") as h:
+        old = [_r("same", "pass", "d1", **_vela(5_312)), _r("numbers", "pass", "d2", **_vela(10_000))]
+        new = [_r("same", "pass", "d1", **_vela(5_328)), _r("numbers", "pass", "d2", **_vela(11_744, npu_ops=2))]
+        for r in (*old, *new):
+            r.target = "ethos-u55-128"
+        _run(h, "v51", "1.5.1", old, t, tools={**common, "ethos-u-vela": "5.1.0"}, target="ethos-u55-128")
+        run = _run(h, "v52", "1.5.1", new, t + 5, tools={**common, "ethos-u-vela": "5.2.0"}, target="ethos-u55-128")
+        p = page(h, run)
+        assert [c["label"] for c in p["columns"]] == ["1.5.1 · ethos-u-vela 5.1.0", "1.5.1 · ethos-u-vela 5.2.0"]
+        assert [c["npu"]["cycles"] for c in p["columns"]] == [15_312, 17_072]
+        (s,) = p["steps"]
+        assert not s.changes  # the same outcomes and bytes: only the cost moved
+        # 16 cycles is a different command stream, not a change (harness.policy.cost); +1,744 and an operator are
+        assert [(c.descriptor, c.metric, c.before, c.after) for c in s.cost] == [
+            (NAMES["numbers"], "cycles", 10_000, 11_744),
+            (NAMES["numbers"], "npu_cycles", 9_900, 11_644),
+            (NAMES["numbers"], "npu_ops", 1, 2),
+        ]
+        write_report(h, run, h.results("v52"), tmp_path / "out")
+    html = (tmp_path / "out" / "releases.html").read_text()
+    assert html.count('<tr class="cost dearer">') == 3 and "15,312 cycles" in html and "+17.4%" in html
 
 
 def test_one_release_makes_no_page(tmp_path):

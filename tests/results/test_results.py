@@ -131,3 +131,25 @@ def test_an_unknown_schema_version_is_one_line_naming_it(tmp_path):
         read_results(path)
     assert "line 1" in str(e.value) and "schema version 7 is not supported" in str(e.value)
     assert "\n" not in str(e.value)
+
+
+def test_the_next_step_follows_the_stage_that_added_the_error():
+    """A lowering's error goes to `bisect passes` with the case's own seed, target, canary and data; the quantizer's
+    and the executors' are not a pass's, and a case that failed on no number has no next step."""
+    lowering = case_result(
+        "conv2d_ic4_oc8_i8x8_k3_qa8w8",
+        Outcome.MISMATCH,
+        seed=3,
+        target="ethos-u55-128",
+        canary="per-channel-rescale",
+        metrics={"attribution": {"lowering": {"worst": 39.0}, "added_by": "lowering"}},
+    )
+    assert lowering.next_step == (
+        "python -m harness bisect passes 'conv2d_ic4_oc8_i8x8_k3_qa8w8' --seed 3 --target ethos-u55-128 "
+        "--canary per-channel-rescale"
+    )
+    quantizer = case_result("conv2d_ic4_oc8_i8x8_k3_qa8w8", Outcome.MISMATCH)
+    quantizer.metrics = {"attribution": {"added_by": "quantization"}}
+    assert quantizer.next_step.startswith("the quantizer") and "bisect passes" not in quantizer.next_step
+    crashed = case_result("conv2d_ic4_oc8_i8x8_k3_qa8w8", Outcome.LOWERING_ERROR)
+    assert crashed.added_by == "" and crashed.next_step == ""
