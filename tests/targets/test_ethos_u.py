@@ -201,3 +201,48 @@ def test_the_ethos_u_smoke_tier_is_green(target, tmp_path):
     done = run_sweep(SweepRequest("smoke", target=target, jobs=2, results=tmp_path / "results.jsonl"))
     bad = [f"{r.descriptor}: {r.outcome.value} {r.stale or r.reason}" for r in done.results if not r.green]
     assert done.complete and not bad, bad
+
+
+@pytest.mark.lowering
+def test_the_nightly_reports_a_cycle_regression_and_fails_on_it_when_asked(tmp_path, capsys):
+    """A green Ethos-U nightly, then its stored result made cheaper (the NPU's cycles halved, an operator fewer):
+    the next nightly on the same backend holds the same numbers and pays more, so it reports the cost changes in
+    lines that name cycles, exits 4 with --fail-on-cost, and passes without it (the baseline injected again,
+    since each green nightly is the next one's baseline)."""
+    from harness.cli.main import main
+    from harness.history.db import History
+
+    case = "conv2d_n1_ic8_oc16_g1_i16x16_k3x3_s1x1_p1x1_d1x1_b1_pmzeros_qa8w8_dsnormal_cxnone$"
+    db = str(tmp_path / "h.sqlite")
+
+    def nightly(*extra: str) -> int:
+        return main(
+            ["nightly", "--tier", "smoke", "--target", "ethos-u55-128", "--filter", case, "-j", "1", "--no-progress"]
+            + ["--out", str(tmp_path / "out"), "--db", db, *extra]
+        )
+
+    def cheaper_baseline() -> int:
+        """The newest run's result as a cheaper backend would have made it; the cycles it really paid."""
+        with History(db) as h:
+            newest = max(h.summaries(), key=lambda s: s.run.started)
+            (r,) = h.results(newest.run.run_id)
+            vela = r.metrics["vela"]
+            r.metrics["vela"] = {
+                **vela,
+                "cycles": vela["cycles"] // 2,
+                "npu_cycles": vela["npu_cycles"] // 2,
+                "npu_ops": vela["npu_ops"] - 1,
+            }
+            h.record(r)
+            return vela["cycles"]
+
+    assert nightly() == 0
+    paid = cheaper_baseline()
+    capsys.readouterr()
+    assert nightly("--fail-on-cost") == 4
+    out = capsys.readouterr().out
+    assert out.startswith("no regression; COST REGRESSION") and "NPU cost past threshold" in out, out
+    assert f"cycles {paid // 2} -> {paid} (+" in out and "npu_ops" in out, out
+    cheaper_baseline()
+    assert nightly() == 0  # the numbers held: a cost regression fails the nightly only when asked
+    assert "COST REGRESSION" in capsys.readouterr().out
