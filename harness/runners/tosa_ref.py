@@ -23,6 +23,7 @@ from contextlib import contextmanager
 import numpy as np
 import torch
 
+from harness import cache
 from harness.policy.limits import REFERENCE_MODEL_TIME_LIMIT_S
 from harness.runners.base import Availability, RunnerError
 from harness.runners.delegates import feed, results, run_program
@@ -47,7 +48,7 @@ def _captured_stdio(sink):
         os.close(saved[1])
 
 
-def _stand_in_debugger() -> tempfile.TemporaryDirectory:
+def _stand_in_debugger() -> str:
     """A directory whose only program is a `gdb` that exits at once (a two-line shell script).
 
     On a graph it refuses, the reference model forks a child that attaches gdb
@@ -59,13 +60,26 @@ def _stand_in_debugger() -> tempfile.TemporaryDirectory:
     thread pool's destructor for threads the fork did not copy; the case,
     and a CI run with it, never ended). A stand-in gdb makes the exec
     succeed and exit without running any of them.
+
+    The folder is made once in the harness cache and shared by every process:
+    a temporary one per runner was left behind by each worker that ended
+    without running its exit handlers (hundreds in /tmp after a day of sweeps).
+    Where the cache cannot be written, a temporary folder serves this process.
     """
-    folder = tempfile.TemporaryDirectory(prefix="tosa-ref-no-gdb-")
-    gdb = os.path.join(folder.name, "gdb")
-    with open(gdb, "w") as f:
-        f.write("#!/bin/sh\nexit 0\n")
-    os.chmod(gdb, 0o755)
-    return folder
+    folder = cache.ROOT / "stand-in-gdb"
+    if cache.kept_file(folder / "gdb", _GDB, 0o755):
+        return str(folder)
+    if not _FALLBACK:
+        _FALLBACK.append(tempfile.TemporaryDirectory(prefix="tosa-ref-no-gdb-"))
+        gdb = os.path.join(_FALLBACK[0].name, "gdb")
+        with open(gdb, "wb") as f:
+            f.write(_GDB)
+        os.chmod(gdb, 0o755)
+    return _FALLBACK[0].name
+
+
+_GDB = b"#!/bin/sh\nexit 0\n"
+_FALLBACK: list[tempfile.TemporaryDirectory] = []  # this process's folder when the cache is unwritable
 
 
 @contextmanager
@@ -203,7 +217,7 @@ class TosaReferenceRunner:
                     f"cannot resolve the graph's dynamic shapes for inputs {[a.shape for a in arrays]}: {e}"
                 ) from None
             summary = read_tosa(buffer)
-        with _captured_stdio(self._sink), _without_debugger(self._no_gdb.name):
+        with _captured_stdio(self._sink), _without_debugger(self._no_gdb):
             outputs, status, error = _run_isolated(buffer, arrays)
         if error:  # the binding raises on graphs it cannot even build, or the model crashed
             raise RunnerError(f"reference model {error}: {self._log_tail()}")

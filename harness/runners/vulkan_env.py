@@ -31,6 +31,7 @@ nothing on the machine changes and no other Vulkan program sees the layers.
 from __future__ import annotations
 
 import ctypes.util
+import hashlib
 import importlib.util
 import json
 import os
@@ -39,6 +40,8 @@ import tempfile
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+
+from harness import cache
 
 WHEELS = {  # import name -> what installs it
     "scenario_runner": "ai-ml-sdk-scenario-runner==0.11.0",
@@ -89,18 +92,42 @@ def _check_driver() -> None:
         )
 
 
-def _layer_dirs(deploy: Path, root: Path) -> dict[str, str]:
-    """Write the two implicit-layer manifests under `root`; the XDG variables that point the loader at them."""
-    env = {}
+def _manifests(deploy: Path) -> dict[str, bytes]:
+    """Each implicit-layer manifest's path (under a root) and its text: the wheel's, pointing at its library."""
+    out = {}
     for layer, xdg in LAYERS:
         manifest = json.loads((deploy / "share/vulkan/explicit_layer.d" / f"VkLayer_{layer}.json").read_text())
         manifest["layer"]["library_path"] = str(deploy / "lib" / f"libVkLayer_{layer}.so")
         manifest["layer"]["disable_environment"] = {f"HARNESS_DISABLE_ML_{layer.upper()}_LAYER": "1"}
-        folder = root / xdg / "vulkan" / "implicit_layer.d"
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / f"VkLayer_ML_{layer}.json").write_text(json.dumps(manifest, indent=1))
-        env[f"XDG_{xdg.upper()}_HOME"] = str(root / xdg)
-    return env
+        out[f"{xdg}/vulkan/implicit_layer.d/VkLayer_ML_{layer}.json"] = json.dumps(manifest, indent=1).encode()
+    return out
+
+
+def _layer_dirs(deploy: Path, root: Path) -> dict[str, str]:
+    """Write the two implicit-layer manifests under `root` (each whole or not at all: processes share it); the
+    XDG variables that point the loader at them."""
+    for relative, text in _manifests(deploy).items():
+        if not cache.kept_file(root / relative, text):
+            raise OSError(f"cannot write the Vulkan layer manifest {root / relative}")
+    return {f"XDG_{xdg.upper()}_HOME": str(root / xdg) for _, xdg in LAYERS}
+
+
+def _layer_root(deploy: Path) -> Path:
+    """Where this emulation layer's manifests live: in the harness cache, one folder per set of manifests, made
+    once and shared by every process (a temporary folder per process was left behind by every worker that
+    ended without its exit handlers); a temporary folder for this process where the cache cannot be written."""
+    digest = hashlib.sha256(b"".join(k.encode() + v for k, v in sorted(_manifests(deploy).items()))).hexdigest()
+    root = cache.ROOT / "vulkan-layers" / digest[:16]
+    try:
+        _layer_dirs(deploy, root)
+        return root
+    except OSError:
+        if not _FALLBACK:
+            _FALLBACK.append(tempfile.TemporaryDirectory(prefix="harness-vulkan-layers-"))
+        return Path(_FALLBACK[0].name)
+
+
+_FALLBACK: list[tempfile.TemporaryDirectory] = []
 
 
 @lru_cache(maxsize=1)
@@ -111,12 +138,13 @@ def stack() -> Stack:
     dump = _binary(_package_dir("vgf_lib") / "binaries/bin/vgf_dump")
     deploy = _package_dir("emulation_layer") / "deploy"
     _check_driver()
-    root = Path(tempfile.mkdtemp(prefix="harness-vulkan-layers-"))
+    root = _layer_root(deploy)
     env = {k: v for k, v in os.environ.items() if k not in ("VK_INSTANCE_LAYERS", "VK_LOADER_LAYERS_ENABLE")}
     env.update(_layer_dirs(deploy, root))
     env["LD_LIBRARY_PATH"] = os.pathsep.join(p for p in (str(deploy / "lib"), env.get("LD_LIBRARY_PATH", "")) if p)
     found = Stack(runner, dump, env)
-    _probe(found, root)
+    with tempfile.TemporaryDirectory(prefix="harness-vulkan-probe-") as scratch:
+        _probe(found, Path(scratch))
     return found
 
 

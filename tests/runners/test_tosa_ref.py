@@ -106,3 +106,19 @@ def test_the_model_time_limit_ends_a_run_before_pytest_timeout_ends_its_worker(p
 
     assert REFERENCE_MODEL_TIME_LIMIT_S < float(pytestconfig.getini("timeout"))
     assert REFERENCE_MODEL_TIME_LIMIT_S >= CASE_TIME_LIMIT_S["nightly"]  # never cuts a nightly case short
+
+
+def test_the_stand_in_debugger_is_one_file_in_the_cache_that_exits_at_once(tmp_path, monkeypatch):
+    """Shared by every runner and process (a temporary folder per runner was left in /tmp by each worker that
+    ended without its exit handlers); a temporary folder of this process only where the cache is unwritable."""
+    from harness.runners import tosa_ref
+
+    monkeypatch.setattr(tosa_ref.cache, "ROOT", tmp_path / "cache")
+    folder = tosa_ref._stand_in_debugger()
+    assert folder == str(tmp_path / "cache" / "stand-in-gdb") and tosa_ref._stand_in_debugger() == folder
+    assert subprocess.run([f"{folder}/gdb", "-p", "1"], capture_output=True).returncode == 0
+    (tmp_path / "blocked").write_text("a file where the cache's folder would be")
+    monkeypatch.setattr(tosa_ref.cache, "ROOT", tmp_path / "blocked")
+    monkeypatch.setattr(tosa_ref, "_FALLBACK", [])
+    fallback = tosa_ref._stand_in_debugger()
+    assert "tosa-ref-no-gdb-" in fallback and subprocess.run([f"{fallback}/gdb"]).returncode == 0

@@ -107,6 +107,32 @@ def test_the_graph_layer_is_registered_above_the_tensor_layer(tmp_path):
     assert "disable_environment" in graph["layer"] and "disable_environment" in tensor["layer"]
 
 
+def _fake_deploy(tmp_path):
+    deploy = tmp_path / "deploy"
+    (deploy / "share/vulkan/explicit_layer.d").mkdir(parents=True)
+    for layer in ("Graph", "Tensor"):
+        (deploy / "share/vulkan/explicit_layer.d" / f"VkLayer_{layer}.json").write_text(
+            json.dumps({"layer": {"name": f"VK_LAYER_ML_{layer}_Emulation", "library_path": "x.so"}})
+        )
+    return deploy
+
+
+def test_the_layer_manifests_are_made_once_in_the_cache_and_shared(tmp_path, monkeypatch):
+    """Not a temporary folder per process (each worker that ended without its exit handlers left one in /tmp):
+    one folder per set of manifests under the harness cache, the same for every process; a temporary folder only
+    where the cache cannot be written."""
+    deploy = _fake_deploy(tmp_path)
+    monkeypatch.setattr(vulkan_env.cache, "ROOT", tmp_path / "cache")
+    root = vulkan_env._layer_root(deploy)
+    assert root.parent == tmp_path / "cache" / "vulkan-layers" and vulkan_env._layer_root(deploy) == root
+    assert (root / "config/vulkan/implicit_layer.d/VkLayer_ML_Graph.json").is_file()
+    (tmp_path / "blocked").write_text("a file where the cache's folder would be")
+    monkeypatch.setattr(vulkan_env.cache, "ROOT", tmp_path / "blocked")
+    monkeypatch.setattr(vulkan_env, "_FALLBACK", [])
+    fallback = vulkan_env._layer_root(deploy)
+    assert fallback.name.startswith("harness-vulkan-layers-") and vulkan_env._layer_root(deploy) == fallback
+
+
 def test_a_machine_without_a_vulkan_loader_is_told_what_to_install(monkeypatch):
     monkeypatch.setattr(vulkan_env.ctypes.util, "find_library", lambda name: None)
     with pytest.raises(
