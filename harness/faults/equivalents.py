@@ -20,7 +20,7 @@ from pathlib import Path
 from harness.config import ConfigError
 
 POLICY = Path(__file__).resolve().parents[1] / "policy" / "mutation_equivalents.toml"
-KINDS = ("equivalent", "unreachable", "defensive")
+KINDS = ("equivalent", "unreachable", "defensive", "unexpressed")
 
 
 @dataclass(frozen=True)
@@ -29,8 +29,9 @@ class Equivalent:
     function: tuple[str, ...]  # the qualified names it covers
     source: tuple[str, ...]  # the stripped source lines it covers
     change: tuple[str, ...]  # "operator description" (one or a list) or "*"
-    # equivalent: no observable change; unreachable: no graph the backend takes runs it; defensive: a raise for a
-    # malformed graph
+    # equivalent: no observable change; unreachable: no graph the backend takes runs it; defensive: the condition or
+    # the message of a raise for a malformed graph; unexpressed: reachable only by a graph the tiers cannot spell (the
+    # reason names it and what was run to look for one)
     kind: str
     reason: str
     previous: str = ""  # the stripped line before, where two lines of a function read alike
