@@ -216,6 +216,8 @@ def tiers() -> str:
             )
     out.append(_table(["tier", "cases", "structural classes", "ops", "schemes"], rows))
     out.append(_crossing())
+    out.append(_cross_axis())
+    out.append(_decisions())
     out.append(_neighbourhoods())
     return "".join(out + detail)
 
@@ -271,6 +273,65 @@ def _crossing() -> str:
         + _table(["conv", "position", "axis x group x bias", *BY_NAME], rows)
         + "\nLeft out on purpose:\n\n"
         + "".join(f"- {what}: {why}.\n" for what, why in LEFT_OUT.items())
+    )
+
+
+def _decisions() -> str:
+    """Each operand of the passes' arithmetic decisions alone tipping one (harness.cases.decisions), in smoke."""
+    from harness.cases.decisions import tips
+    from harness.cases.tiers import cases_of
+
+    rows = [
+        [
+            r["decision"],
+            r["where"],
+            r["operand"],
+            " / ".join(f"`{d}`" for d in r["pair"]) if r["pair"] else f"cannot: {r['cannot']}" if r["cannot"] else "-",
+        ]
+        for r in tips(cases_of("smoke"))
+    ]
+    return (
+        "\n## Each operand alone\n\nFor each arithmetic decision of the conv passes and each operand of its formula, "
+        "the two smoke cases that differ in that operand alone (on one axis) and take the decision differently "
+        "(harness/cases/decisions.py; MC/DC for the passes' arithmetic).\n\n"
+        + _table(["decision", "taken in", "operand", "smoke pair"], rows)
+    )
+
+
+def _cross_axis() -> str:
+    """The pairs of per-axis facts across two axes each tier holds (harness.cases.cross_axis)."""
+    from harness.cases import cross_axis
+    from harness.cases.tiers import BY_NAME, cases_of
+
+    shown = [name for name in BY_NAME if name != "full"]  # full holds nightly: the same share
+    covered = {name: {(r["kind"], r["axes"]): r for r in cross_axis.coverage(cases_of(name))} for name in shown}
+    first = covered[shown[0]]
+    rows = [
+        [
+            kind,
+            axes,
+            first[(kind, axes)]["expected"],
+            *(
+                f"{covered[n][(kind, axes)]['covered']} "
+                f"({covered[n][(kind, axes)]['covered'] / covered[n][(kind, axes)]['expected']:.1%})"
+                for n in shown
+            ),
+        ]
+        for kind, axes in first
+    ]
+    sizes = [
+        [f"{'t' if t else ''}conv{r}d", len(cross_axis.array(r, t))] for r, t in ((2, False), (3, False), (2, True))
+    ]
+    return (
+        "\n## Across axes\n\nThe crossing never lets two axes of a case differ in class. The cross-axis array does: "
+        "for every two axes, every value of each per-axis fact (kernel 1-7, stride up to the kernel, dilation, the "
+        "pad's class, the remainder kind; a transposed conv's output padding) with every value of each fact on the "
+        "other, and each with every group kind (depthwise multipliers 1-3), bias and scheme, as a strength-2 "
+        "covering array (harness/cases/cross_axis.py). Nightly holds the arrays; smoke one case per cross-axis "
+        "family (each pair of remainder kinds on two axes, each pair of output-padding classes).\n\n"
+        + _table(["conv", "axes", "fact pairs", *shown], rows)
+        + "\nFull holds nightly's cases, so its share is nightly's. The arrays' cases per conv kind:\n\n"
+        + _table(["conv", "cases"], sizes)
     )
 
 

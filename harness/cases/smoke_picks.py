@@ -224,6 +224,21 @@ SMOKE_EVEN_BASES = ("conv2d_n2_ic8_oc8_i12x12_k2_cxmaxpool", "conv2d_n2_ic4_oc8_
 # SizeAdjustInputPass (slice or not) and RewriteConvPass (the end pad): the mutation tool's operand deletions
 # (`dilation * (k - 1)` -> `k - 1`, `2 * pad` -> `2`) survived every other smoke case, whose dilated convs all have
 # stride 1 and whose stride-3 convs a pad of 1 (2 * 1 == 2).
+# Each operand of the passes' arithmetic decisions alone tipping one (harness.cases.decisions, MC/DC): a base whose
+# H axis slices ((12 + 2 - 2 - 1) % 3 = 2 > pad 1; output 4 rows), then one operand changed: the input size (none,
+# 5 rows), the pad (trim, 5), the dilation (none), the kernel (none, 5), the stride (trim, 6); and a depthwise conv
+# (groups = in channels = 4, out 8) with the groups or the in channels changed (grouped, not depthwise).
+SMOKE_DECISION_TIPS = (
+    "conv2d_ic4_oc4_i12x12_k3x3_s3x1_p1x1",
+    "conv2d_ic4_oc4_i13x12_k3x3_s3x1_p1x1",
+    "conv2d_ic4_oc4_i12x12_k3x3_s3x1_p2x1",
+    "conv2d_ic4_oc4_i12x12_k3x3_s3x1_p1x1_d2x1",
+    "conv2d_ic4_oc4_i12x12_k2x3_s3x1_p1x1",
+    "conv2d_ic4_oc4_i12x12_k3x3_s2x1_p1x1",
+    "conv2d_ic4_oc8_g4_i12x12_k3_p1",
+    "conv2d_ic4_oc8_g2_i12x12_k3_p1",
+    "conv2d_ic8_oc8_g4_i12x12_k3_p1",
+)
 SMOKE_OPERAND_TIPS = (
     "conv2d_ic4_oc4_i12x12_k3x3_s3x1_p0x1_d2x1",  # H: remainder 1 > pad 0, one row sliced; 0 without the dilation
     "conv2d_ic4_oc4_i12x12_k3x3_s3x1_p0x1",  # H: remainder 0, no slice; 2 > pad 0 were the pad counted as 1 per side

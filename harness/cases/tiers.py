@@ -10,12 +10,13 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from harness.cases import compositions, crossed, network_convs, strategies, structural, tier_store
+from harness.cases import compositions, cross_axis, crossed, network_convs, strategies, structural, tier_store
 from harness.cases.smoke_picks import (
     SMOKE_A16W8_CONTEXTS,
     SMOKE_BASES,
     SMOKE_CROSSED,
     SMOKE_DATASET_BASES,
+    SMOKE_DECISION_TIPS,
     SMOKE_DYNAMIC_BASES,
     SMOKE_EVEN_BASES,
     SMOKE_FORKS,
@@ -96,6 +97,8 @@ def smoke() -> list[ConvConfig]:
     ]
     cases += [parse_descriptor(f"{b}_q{s}") for b in SMOKE_TRIM_AFTER_OP for s in SMOKE_STRUCTURAL_SCHEMES]
     cases += [parse_descriptor(f"{b}_q{s}") for b in SMOKE_OPERAND_TIPS for s in SMOKE_STRUCTURAL_SCHEMES]
+    cases += [parse_descriptor(f"{b}_q{s}") for b in SMOKE_DECISION_TIPS for s in SMOKE_STRUCTURAL_SCHEMES]
+    cases += cross_axis.smoke_picks()  # one case per cross-axis family
     return cases
 
 
@@ -116,7 +119,9 @@ def _nightly() -> tuple[ConvConfig, ...]:
     the context grammar: every activation x merge, pairwise over the
     rest (harness.cases.compositions), and every per-axis class crossed with
     every group kind and bias, on each axis alone and jointly, 1D, 2D,
-    transposed 2D and 3D (harness.cases.crossed)."""
+    transposed 2D and 3D (harness.cases.crossed), and the axes of one conv in
+    different classes at once: every pair of per-axis facts across two axes,
+    a covering array (harness.cases.cross_axis)."""
     return tuple(
         smoke()
         + strategies.edge_cases()
@@ -137,6 +142,7 @@ def _nightly() -> tuple[ConvConfig, ...]:
         + structural.transposed()
         + compositions.compositions()
         + crossed.crossed()
+        + cross_axis.cases()
     )
 
 

@@ -111,6 +111,30 @@ def _print_crossing(configs) -> None:
         )
     for what, why in LEFT_OUT.items():
         print(f"  left out: {what}: {why}")
+    _print_cross_axis(configs)
+    _print_decisions(configs)
+
+
+def _print_decisions(configs) -> None:
+    """For each arithmetic decision of the conv passes and each operand, the pair of cases in which that operand
+    alone tips it (harness.cases.decisions, MC/DC), or why none can."""
+    from harness.cases.decisions import tips
+
+    print("decisions (harness.cases.decisions): each operand alone tipping each decision of the passes' arithmetic")
+    for row in tips(configs):
+        shown = " / ".join(row["pair"]) if row["pair"] else f"cannot: {row['cannot']}" if row["cannot"] else "MISSING"
+        print(f"  {row['decision']:9s} {row['operand']:12s} {shown}")
+
+
+def _print_cross_axis(configs) -> None:
+    """How many pairs of per-axis facts across two axes the cases hold (harness.cases.cross_axis)."""
+    from harness.cases.cross_axis import coverage
+
+    print("cross-axis (harness.cases.cross_axis): pairs of per-axis facts across two axes, per conv kind")
+    for row in coverage(configs):
+        share = row["covered"] / row["expected"]
+        missing = f"; e.g. missing {', '.join(map(str, row['missing']))}" if row["missing"] else ""
+        print(f"  {row['kind']:8s} {row['axes']:5s} {row['covered']:5d} of {row['expected']:5d} ({share:.0%}){missing}")
 
 
 def _print_result(r) -> None:
