@@ -22,7 +22,7 @@ LAYERS: tuple[tuple[str, str], ...] = (
     ("results", "CaseResult, metrics, the results file"),
     ("faults", "canaries and mutants: what a run may inject"),
     ("expectations", "known issues, documented rejections, classification, per release"),
-    ("cases", "the case space: tiers, strategies, the crossing, the networks' convs, selection, shards"),
+    ("cases", "the case space: tiers, strategies, the crossings, the networks' convs, selection, shards"),
     ("build", "the build stage: tensors and module of a case"),
     ("speedups", "patches of torch and ExecuTorch internals, each probed"),
     ("tosa", "reading TOSA flatbuffers"),
