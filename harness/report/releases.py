@@ -70,9 +70,16 @@ def _order(setup: Setup) -> tuple:
     return (_version(setup[0]), tuple(_version(v) for _, v in setup[1]))
 
 
+def same_setup(a: Setup, b: Setup) -> bool:
+    """The same ExecuTorch, and no tool both runs recorded at different versions (a run from before a tool's version
+    was recorded is not another setup for that)."""
+    ta, tb = dict(a[1]), dict(b[1])
+    return a[0] == b[0] and all(ta[t] == tb[t] for t in ta.keys() & tb.keys())
+
+
 def labels(setups: list[Setup]) -> list[str]:
     """Each setup's ExecuTorch, with the tools in which the setups differ ('1.5.1 · ethos-u-vela 5.2.0')."""
-    varying = [t for t in TOOLS if len({dict(tools).get(t) for _, tools in setups}) > 1]
+    varying = [t for t in TOOLS if len({dict(tools)[t] for _, tools in setups if t in dict(tools)}) > 1]
     return [" · ".join([label, *(f"{t} {dict(tools).get(t, '-')}" for t in varying)]) for label, tools in setups]
 
 
@@ -85,7 +92,7 @@ def releases_of(history: History, run: RunInfo) -> list[Release]:
         if (
             r.status == COMPLETE
             and s.cases
-            and setup not in found
+            and not any(same_setup(setup, known) for known in found)
             and r.tier == run.tier
             and r.target == run.target
             and r.seed == run.seed

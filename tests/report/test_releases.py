@@ -126,8 +126,11 @@ def test_a_tool_bump_is_a_column_of_its_own_with_what_the_npu_pays(tmp_path):
     with History(tmp_path / "h.sqlite") as h:
         old = [_r("same", "pass", "d1", **_vela(5_312)), _r("numbers", "pass", "d2", **_vela(10_000))]
         new = [_r("same", "pass", "d1", **_vela(5_328)), _r("numbers", "pass", "d2", **_vela(11_744, npu_ops=2))]
-        for r in (*old, *new):
+        unrecorded = [_r("same", "pass", "d1", **_vela(5_312))]
+        for r in (*old, *new, *unrecorded):
             r.target = "ethos-u55-128"
+        # a run from before the tools' versions were recorded is not a setup of its own
+        _run(h, "unrecorded", "1.5.1", unrecorded, t - 5, target="ethos-u55-128")
         _run(h, "v51", "1.5.1", old, t, tools={**common, "ethos-u-vela": "5.1.0"}, target="ethos-u55-128")
         run = _run(h, "v52", "1.5.1", new, t + 5, tools={**common, "ethos-u-vela": "5.2.0"}, target="ethos-u55-128")
         p = page(h, run)
