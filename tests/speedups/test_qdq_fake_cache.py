@@ -65,8 +65,8 @@ def test_installed_it_caches_and_undone_torch_bypasses_again(torchs_own):
 
 @pytest.mark.lowering
 def test_a_pack_lowers_to_the_same_bytes_with_and_without_it(torchs_own):
-    """Beyond the proof sample: five a8w8 convs of the kinds the benchmark times (grouped, depthwise, strided,
-    transposed), as one packed program."""
+    """Beyond the proof sample: three a8w8 convs (strided with a batch, depthwise, transposed) as one packed
+    program."""
     from harness.config import parse_descriptor
     from harness.lowering.lower import lower
     from harness.lowering.pack import pack_programs
@@ -75,10 +75,8 @@ def test_a_pack_lowers_to_the_same_bytes_with_and_without_it(torchs_own):
 
     target = get_target("tosa")
     descriptors = [
-        "conv2d_ic8_oc16_i32x32_k3_s2_p1_qa8w8",
         "conv2d_n2_ic3_oc8_i17x15_k3x5_s3x2_p1x2_qa8w8",
         "conv2d_ic8_oc8_g8_i12x12_k3_p1_qa8w8",
-        "conv2d_ic8_oc12_g4_i10x10_k3_p1_qa8w8",
         "tconv2d_ic8_oc4_i8x8_k3_s2_p1_op1_qa8w8",
     ]
     prepared = [stages.prepare(parse_descriptor(d), 0, target) for d in descriptors]
