@@ -14,8 +14,8 @@ kernel of 7 on H with a slice on W, a stride of 5 on D with a dilation of 3 on
 W, ...), and every value of every axis fact with every group kind, bias and
 scheme: a strength-2 covering array over the axes' facts, built greedily from
 a fixed seed (a pure function: the same cases in the same order everywhere).
-Pairs of whole axis classes would be the full product of ~1,200 classes a
-2D axis takes (~1.4 million cases); pairs of facts are the faults that read one
+Pairs of whole axis classes would be the full product of the 1,141 classes a
+2D axis takes at those ranges (1.3 million cases); pairs of facts are the faults that read one
 axis's fact for another's.
 
 * conv2d over (H, W); conv3d over (D, H), (D, W) and (H, W), kernels 1-5 and
