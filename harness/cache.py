@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from pathlib import Path
 
 ROOT = Path(os.environ.get("HARNESS_CACHE", Path.home() / ".cache" / "conv-harness"))
@@ -50,3 +51,26 @@ def kept_file(path: Path, data: bytes, mode: int | None = None) -> bool:
     except OSError:
         pass
     return write_bytes(path, data, mode)
+
+
+Files = dict[str, tuple[bytes, int | None]]  # relative path -> (content, mode)
+_PRIVATE: dict[str, tempfile.TemporaryDirectory] = {}  # name -> this process's folder where the cache is unwritable
+
+
+def kept_folder(name: str, files: Files, prefix: str) -> Path:
+    """`ROOT/name` holding `files`, made once and shared by every process (a temporary folder per process is left
+    behind by every worker that ends without its exit handlers). Where the cache cannot be written, a temporary
+    folder of this process (named `prefix...`), made once and removed when the process ends normally."""
+    shared = ROOT / name
+    if all(kept_file(shared / relative, data, mode) for relative, (data, mode) in files.items()):
+        return shared
+    if name not in _PRIVATE:
+        folder = tempfile.TemporaryDirectory(prefix=prefix)
+        for relative, (data, mode) in files.items():
+            path = Path(folder.name) / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+            if mode is not None:
+                os.chmod(path, mode)
+        _PRIVATE[name] = folder
+    return Path(_PRIVATE[name].name)

@@ -66,20 +66,10 @@ def _stand_in_debugger() -> str:
     without running its exit handlers (hundreds in /tmp after a day of sweeps).
     Where the cache cannot be written, a temporary folder serves this process.
     """
-    folder = cache.ROOT / "stand-in-gdb"
-    if cache.kept_file(folder / "gdb", _GDB, 0o755):
-        return str(folder)
-    if not _FALLBACK:
-        _FALLBACK.append(tempfile.TemporaryDirectory(prefix="tosa-ref-no-gdb-"))
-        gdb = os.path.join(_FALLBACK[0].name, "gdb")
-        with open(gdb, "wb") as f:
-            f.write(_GDB)
-        os.chmod(gdb, 0o755)
-    return _FALLBACK[0].name
+    return str(cache.kept_folder("stand-in-gdb", {"gdb": (_GDB, 0o755)}, prefix="tosa-ref-no-gdb-"))
 
 
 _GDB = b"#!/bin/sh\nexit 0\n"
-_FALLBACK: list[tempfile.TemporaryDirectory] = []  # this process's folder when the cache is unwritable
 
 
 @contextmanager

@@ -103,31 +103,18 @@ def _manifests(deploy: Path) -> dict[str, bytes]:
     return out
 
 
-def _layer_dirs(deploy: Path, root: Path) -> dict[str, str]:
-    """Write the two implicit-layer manifests under `root` (each whole or not at all: processes share it); the
-    XDG variables that point the loader at them."""
-    for relative, text in _manifests(deploy).items():
-        if not cache.kept_file(root / relative, text):
-            raise OSError(f"cannot write the Vulkan layer manifest {root / relative}")
+def _layer_env(root: Path) -> dict[str, str]:
+    """The XDG variables that point the loader at the manifests under `root`."""
     return {f"XDG_{xdg.upper()}_HOME": str(root / xdg) for _, xdg in LAYERS}
 
 
 def _layer_root(deploy: Path) -> Path:
-    """Where this emulation layer's manifests live: in the harness cache, one folder per set of manifests, made
-    once and shared by every process (a temporary folder per process was left behind by every worker that
-    ended without its exit handlers); a temporary folder for this process where the cache cannot be written."""
-    digest = hashlib.sha256(b"".join(k.encode() + v for k, v in sorted(_manifests(deploy).items()))).hexdigest()
-    root = cache.ROOT / "vulkan-layers" / digest[:16]
-    try:
-        _layer_dirs(deploy, root)
-        return root
-    except OSError:
-        if not _FALLBACK:
-            _FALLBACK.append(tempfile.TemporaryDirectory(prefix="harness-vulkan-layers-"))
-        return Path(_FALLBACK[0].name)
-
-
-_FALLBACK: list[tempfile.TemporaryDirectory] = []
+    """Where this emulation layer's manifests live: one folder of the harness cache per set of manifests, shared
+    by every process (`harness.cache.kept_folder`)."""
+    manifests = _manifests(deploy)
+    digest = hashlib.sha256(b"".join(k.encode() + v for k, v in sorted(manifests.items()))).hexdigest()
+    files = {relative: (text, None) for relative, text in manifests.items()}
+    return cache.kept_folder(f"vulkan-layers/{digest[:16]}", files, prefix="harness-vulkan-layers-")
 
 
 @lru_cache(maxsize=1)
@@ -138,9 +125,8 @@ def stack() -> Stack:
     dump = _binary(_package_dir("vgf_lib") / "binaries/bin/vgf_dump")
     deploy = _package_dir("emulation_layer") / "deploy"
     _check_driver()
-    root = _layer_root(deploy)
     env = {k: v for k, v in os.environ.items() if k not in ("VK_INSTANCE_LAYERS", "VK_LOADER_LAYERS_ENABLE")}
-    env.update(_layer_dirs(deploy, root))
+    env.update(_layer_env(_layer_root(deploy)))
     env["LD_LIBRARY_PATH"] = os.pathsep.join(p for p in (str(deploy / "lib"), env.get("LD_LIBRARY_PATH", "")) if p)
     found = Stack(runner, dump, env)
     with tempfile.TemporaryDirectory(prefix="harness-vulkan-probe-") as scratch:

@@ -119,6 +119,6 @@ def test_the_stand_in_debugger_is_one_file_in_the_cache_that_exits_at_once(tmp_p
     assert subprocess.run([f"{folder}/gdb", "-p", "1"], capture_output=True).returncode == 0
     (tmp_path / "blocked").write_text("a file where the cache's folder would be")
     monkeypatch.setattr(tosa_ref.cache, "ROOT", tmp_path / "blocked")
-    monkeypatch.setattr(tosa_ref, "_FALLBACK", [])
+    monkeypatch.setattr(tosa_ref.cache, "_PRIVATE", {})
     fallback = tosa_ref._stand_in_debugger()
     assert "tosa-ref-no-gdb-" in fallback and subprocess.run([f"{fallback}/gdb"]).returncode == 0

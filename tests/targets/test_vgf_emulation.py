@@ -85,7 +85,7 @@ def test_the_scenario_template_is_read_in_the_graphs_order():
     assert graph["uid"] == "vgf_graph_ref"
 
 
-def test_the_graph_layer_is_registered_above_the_tensor_layer(tmp_path):
+def test_the_graph_layer_is_registered_above_the_tensor_layer(tmp_path, monkeypatch):
     """Implicit layers stack in the order the loader finds them: the graph layer's manifest goes in the directory
     searched first ($XDG_CONFIG_HOME), else the tensor layer takes the graph's SPIR-V and fails to parse it."""
     deploy = tmp_path / "deploy"
@@ -99,10 +99,12 @@ def test_the_graph_layer_is_registered_above_the_tensor_layer(tmp_path):
                 }
             )
         )
-    env = vulkan_env._layer_dirs(deploy, tmp_path / "root")
-    graph = json.loads((tmp_path / "root/config/vulkan/implicit_layer.d/VkLayer_ML_Graph.json").read_text())
-    tensor = json.loads((tmp_path / "root/data/vulkan/implicit_layer.d/VkLayer_ML_Tensor.json").read_text())
-    assert env == {"XDG_CONFIG_HOME": str(tmp_path / "root/config"), "XDG_DATA_HOME": str(tmp_path / "root/data")}
+    monkeypatch.setattr(vulkan_env.cache, "ROOT", tmp_path / "cache")
+    root = vulkan_env._layer_root(deploy)
+    env = vulkan_env._layer_env(root)
+    graph = json.loads((root / "config/vulkan/implicit_layer.d/VkLayer_ML_Graph.json").read_text())
+    tensor = json.loads((root / "data/vulkan/implicit_layer.d/VkLayer_ML_Tensor.json").read_text())
+    assert env == {"XDG_CONFIG_HOME": str(root / "config"), "XDG_DATA_HOME": str(root / "data")}
     assert graph["layer"]["library_path"] == str(deploy / "lib/libVkLayer_Graph.so")
     assert "disable_environment" in graph["layer"] and "disable_environment" in tensor["layer"]
 
@@ -128,7 +130,7 @@ def test_the_layer_manifests_are_made_once_in_the_cache_and_shared(tmp_path, mon
     assert (root / "config/vulkan/implicit_layer.d/VkLayer_ML_Graph.json").is_file()
     (tmp_path / "blocked").write_text("a file where the cache's folder would be")
     monkeypatch.setattr(vulkan_env.cache, "ROOT", tmp_path / "blocked")
-    monkeypatch.setattr(vulkan_env, "_FALLBACK", [])
+    monkeypatch.setattr(vulkan_env.cache, "_PRIVATE", {})
     fallback = vulkan_env._layer_root(deploy)
     assert fallback.name.startswith("harness-vulkan-layers-") and vulkan_env._layer_root(deploy) == fallback
 
