@@ -78,7 +78,7 @@ def pad_classes(k: int, d: int) -> dict[str, int]:
 
 def pad_class(p: int, k: int, d: int) -> str:
     """The class `pad_classes` gives pad `p` (an unlisted pad: 'other')."""
-    return next((name for name, value in pad_classes(k, d).items() if value == p), "other")
+    return _class_of(p, pad_classes(k, d))
 
 
 @dataclass(frozen=True)
@@ -107,13 +107,25 @@ def forward_axes(rank: int) -> tuple[Axis, ...]:
     return tuple(out)
 
 
+def transposed_pad_classes(k: int) -> dict[str, int]:
+    """A transposed conv's pad class -> the pad: none, inside the kernel, the largest it takes (k - 1)."""
+    return {"0": 0, **({"inside": (k - 1) // 2} if k > 2 else {}), **({"k-1": k - 1} if k > 1 else {})}
+
+
+def output_padding_classes(s: int) -> dict[str, int]:
+    return {"0": 0, **({"s-1": s - 1} if s > 1 else {})}
+
+
+def _class_of(value: int, classes: dict[str, int]) -> str:
+    return next((name for name, v in classes.items() if v == value), "other")
+
+
 def transposed_axes() -> tuple[Axis, ...]:
     out = []
     for k in T_KERNELS:
         for s in range(1, k + 1):
-            pads = {"0": 0, **({"inside": (k - 1) // 2} if k > 2 else {}), **({"k-1": k - 1} if k > 1 else {})}
-            for name, p in pads.items():
-                for op_name, op in {"0": 0, **({"s-1": s - 1} if s > 1 else {})}.items():
+            for name, p in transposed_pad_classes(k).items():
+                for op_name, op in output_padding_classes(s).items():
                     facts = (("kernel", k), ("stride", s), ("pad", name), ("output_padding", op_name))
                     out.append(Axis(k, s, p, op, T_SIZE, facts))
     return tuple(out)
@@ -216,19 +228,15 @@ def cases(schemes: tuple[str, ...] = GRAPH_SCHEMES) -> list[ConvConfig]:
 def axis_facts(c: ConvConfig) -> tuple[tuple[tuple[str, object], ...], ...]:
     """Each spatial axis's facts as the array names them (a config built anywhere)."""
     if c.transposed:
-        out = []
-        for k, s, p, op in zip(c.kernel, c.stride, c.padding, c.output_padding):
-            pads = {0: "0", k - 1: "k-1"} if k > 1 else {0: "0"}
-            name = pads.get(p, "inside" if k > 2 and p == (k - 1) // 2 else "other")
-            out.append(
-                (
-                    ("kernel", k),
-                    ("stride", s),
-                    ("pad", name),
-                    ("output_padding", "0" if op == 0 else "s-1" if op == s - 1 else "other"),
-                )
+        return tuple(
+            (
+                ("kernel", k),
+                ("stride", s),
+                ("pad", _class_of(p, transposed_pad_classes(k))),
+                ("output_padding", _class_of(op, output_padding_classes(s))),
             )
-        return tuple(out)
+            for k, s, p, op in zip(c.kernel, c.stride, c.padding, c.output_padding)
+        )
     return tuple(
         (
             ("kernel", k),

@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
+from harness.cases.classes import remainder_kind
 from harness.config import ConvConfig
 
 AXIS_OPERANDS = {
@@ -40,8 +41,9 @@ def _forward(c: ConvConfig) -> bool:
 
 
 def remainder(c: ConvConfig, axis: int) -> str:
-    r, p = c.remainders()[axis]
-    return "none" if r == 0 else "trim" if r <= p else "slice"
+    """The remainder kind (harness.cases.classes), a trim of one row or more being one decision: trim."""
+    kind = remainder_kind(*c.remainders()[axis])
+    return "trim" if kind.startswith("trim") else kind
 
 
 def output(c: ConvConfig, axis: int) -> int:
@@ -49,7 +51,7 @@ def output(c: ConvConfig, axis: int) -> int:
 
 
 def depthwise(c: ConvConfig, axis: int = 0) -> bool:
-    return c.groups == c.in_channels and c.out_channels % c.in_channels == 0
+    return c.is_depthwise
 
 
 @dataclasses.dataclass(frozen=True)
