@@ -57,11 +57,13 @@ def admitted(func) -> bool:
 
 
 def _wrap(original):
+    from torch._subclasses.fake_tensor import _BypassDispatchCache
+
     def _validate_cache_key(self, func, args, kwargs):
         try:
             return original(self, func, args, kwargs)
-        except Exception as e:
-            if getattr(e, "reason", None) == "non-builtin" and admitted(func):
+        except _BypassDispatchCache as e:
+            if e.reason == "non-builtin" and admitted(func):
                 return None
             raise
 
@@ -73,8 +75,9 @@ def _metadata(t) -> tuple:
     return (tuple(t.shape), t.dtype, tuple(t.stride()), t.device.type)
 
 
-def _check(validate) -> str:
-    """Run a Q/DQ chain and an aten op twice in a fresh fake mode with `validate` in place of torch's method."""
+def _check(validate) -> list[tuple[list[tuple], int]]:
+    """Run a Q/DQ chain and an aten op twice in a fresh fake mode with `validate` in place of torch's method: each
+    time, the outputs' metadata and the cache hits it made."""
     import torch
     import torch.ao.quantization.fx._decomposed  # noqa: F401 - registers the quantized_decomposed operators
     from torch._subclasses.fake_tensor import FakeTensorMode
