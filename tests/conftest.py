@@ -28,6 +28,14 @@ settings.load_profile("deterministic")
 LOWERING_MODULES = ("executorch.exir", "executorch.backends.arm", "harness.lowering.lower")
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        "--every-pack",
+        action="store_true",
+        help="prove packed == alone over every smoke pack (tests/schedule/test_packing.py), not the covering sample",
+    )
+
+
 def lowering_imported() -> list[str]:
     return [m for m in LOWERING_MODULES if m in sys.modules]
 

@@ -1,9 +1,10 @@
 """Which cases a sweep lowers together, and how many at once: policy as data.
 
 A pack lowers and runs many cases as one program (`harness.run.packed`);
-that each case's result is the one it has alone is proven case by case for
-the whole smoke tier (tests/schedule/test_packing.py). Only what that proof covers is
-packed; the rest runs alone:
+that each case's result is the one it has alone is proven case by case over
+the smoke tier's packs (tests/schedule/test_packing.py: in CI the packs that hold
+every fact a pack can differ by; `--every-pack`, all). Only what that proof covers
+is packed; the rest runs alone:
 
 * targets of the generic TOSA family. An Ethos-U target's Vela compile reports
   its facts (cycles, SRAM, CPU fallbacks) for the whole program, not per case.

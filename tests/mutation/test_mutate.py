@@ -191,7 +191,7 @@ def test_a_tier_kills_a_wrong_slice_axis_and_reports_a_survivor(tmp_path):
         Campaign(
             modules=("decompose_grouped_conv_pass",),
             jobs=2,
-            function="_slice_inputs|_get_groups_and",
+            function="_slice_inputs",
             out=tmp_path,
             filter="_g4_.*_qfp32_",
         )
