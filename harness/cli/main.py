@@ -99,6 +99,10 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     try:
         check_writes(args.verb, args)  # before any work: an unwritable path is one line, not a traceback later
+        if getattr(args, "affected_by", ""):
+            from harness.cli.sweeps import choose_affected
+
+            choose_affected(args)  # on the installed ExecuTorch, before the change's end is put on the path
         if getattr(args, "executorch", ""):
             use_executorch(args.executorch)
         if getattr(args, "tools", []):

@@ -78,6 +78,8 @@ def _sweep(args, tier: str, results: Path | None, db: Path | None):
         resume=getattr(args, "resume", False),
         cluster=getattr(args, "cluster", ""),
         pack=getattr(args, "pack", 1),
+        only=getattr(args, "only", None),
+        chosen_by=getattr(args, "chosen_by", ""),
     )
     on_result, bar = _progress(len(check(req)), not args.no_progress)
     try:
@@ -106,6 +108,44 @@ def _sweep(args, tier: str, results: Path | None, db: Path | None):
         if history is not None:
             history.close()
     return done, summary, d
+
+
+def choose_affected(args) -> None:
+    """`--affected-by SPEC`: before any ExecuTorch but the installed one is on the path, the change's lines, the
+    tier's line trace on the installed ExecuTorch (made once per version, resumable, under the cache), and the
+    cases they select; the sweep then runs those on the change's end."""
+    import re
+
+    from harness.cache import ROOT
+    from harness.cases.tiers import cases_of
+    from harness.config import ConfigError
+    from harness.faults.catalog import source_file
+    from harness.mutation import affected, reach
+    from harness.policy.mutation import MODULES
+
+    if args.executorch:
+        raise ConfigError(
+            f"invalid --executorch {args.executorch} with --affected-by: the cases run on the change's end"
+        )
+    change = affected.read_change(args.affected_by, {m: source_file(m) for m in MODULES})
+    configs = cases_of(args.tier, target=args.target)
+    trace: dict = {}
+    if not change.unseen:
+        path = ROOT / "traces" / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', args.tier)}-{args.target}.json"
+        held = reach.recorded_cases(configs, path)  # case by case: a packed trace gives each case its pack's lines
+        if held < len(configs):
+            print(
+                f"harness: tracing {args.tier} on the installed ExecuTorch: {len(configs) - held} of {len(configs)} "
+                f"cases left, each alone (once per commit of ExecuTorch and the harness; resumable) into {path}",
+                file=sys.stderr,
+            )
+        trace, _ = reach.trace(configs, args.jobs, path, 1, getattr(args, "cluster", ""))
+    smoke = {c.descriptor for c in cases_of("smoke", target=args.target)}
+    chosen = affected.select(configs, smoke, trace, change)
+    print(f"harness: affected by {args.affected_by}: {chosen.why}", file=sys.stderr)
+    args.only = frozenset(c.descriptor for c in chosen.cases)
+    args.chosen_by = f"affected-by {args.affected_by}"
+    args.executorch = change.run_on
 
 
 def cmd_sweep(args) -> int:
@@ -198,6 +238,15 @@ def add_parsers(sub) -> dict:
     sw.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1, help="worker processes (default: CPU count)")
     sw.add_argument("--no-progress", action="store_true", help="no progress bar")
     sw.add_argument("--canary", default="", metavar="NAME", help="inject this fault into the backend in every worker")
+    sw.add_argument(
+        "--affected-by",
+        default="",
+        metavar="SPEC",
+        help="run, on the change's end, only the tier's cases a change to ExecuTorch can affect (those whose line "
+        "trace reaches a line it touches) and the smoke tier: 'PATH' (a working tree against its HEAD), "
+        "'PATH@REV' (a commit against its parent) or 'PATH@A..B'; every case when it touches a package file no "
+        "trace covers",
+    )
     options.executorch(sw)
     options.scheduling(sw)
     options.db(sw, records=True)

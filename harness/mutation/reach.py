@@ -33,17 +33,10 @@ def trace(configs: list[ConvConfig], jobs: int, cache: Path, pack: int = 1, clus
     from harness.mutation.trace import lines_of
     from harness.results.case_result import new_run_id
 
-    key = {
-        "versions": {k: v for k, v in versions().items() if k != "harness"},
-        "granularity": "lines",
-        "cases": [c.descriptor for c in configs],
-        "outputs": "sha256",
-        "pack": pack,
-    }
-    if cache.exists():
-        saved = json.loads(cache.read_text())
-        if saved.get("key") == key:
-            return {d: {t: set(lines) for t, lines in by.items()} for d, by in saved["trace"].items()}, saved["outputs"]
+    key = _key(configs, pack)
+    saved = _saved(cache, key)
+    if saved is not None:
+        return {d: {t: set(lines) for t, lines in by.items()} for d, by in saved["trace"].items()}, saved["outputs"]
     partial = cache.with_suffix(".partial.jsonl")
     cache.parent.mkdir(parents=True, exist_ok=True)
     recorded = _recorded(partial, key)
@@ -75,6 +68,32 @@ def trace(configs: list[ConvConfig], jobs: int, cache: Path, pack: int = 1, clus
     )
     partial.unlink()
     return reached, outputs
+
+
+def _key(configs: list[ConvConfig], pack: int) -> dict:
+    return {
+        "versions": {k: v for k, v in versions().items() if k != "harness"},
+        "granularity": "lines",
+        "cases": [c.descriptor for c in configs],
+        "outputs": "sha256",
+        "pack": pack,
+    }
+
+
+def _saved(cache: Path, key: dict) -> dict | None:
+    try:
+        saved = json.loads(cache.read_text())
+    except (OSError, ValueError):
+        return None
+    return saved if isinstance(saved, dict) and saved.get("key") == key else None
+
+
+def recorded_cases(configs: list[ConvConfig], cache: Path, pack: int = 1) -> int:
+    """How many of `configs` the trace at `cache` holds for these versions: all of them when it is complete."""
+    key = _key(configs, pack)
+    if _saved(cache, key) is not None:
+        return len(configs)
+    return len(_recorded(cache.with_suffix(".partial.jsonl"), key))
 
 
 def _recorded(partial: Path, key: dict) -> dict[str, dict]:

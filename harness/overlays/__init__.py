@@ -281,6 +281,11 @@ def _top_names(installed: Path) -> list[str]:
     return sorted(p.name for p in installed.iterdir() if p.is_dir() and p.name != "__pycache__")
 
 
+def top_names() -> list[str]:
+    """The installed package's top-level folders (exir, backends, ...)."""
+    return _top_names(installed_package())
+
+
 def tree_facts(top: Path, rev: str | None, commits: tuple[str, ...] = ()) -> dict:
     """What a tree overlay records: its path, commit (+dirty for a working tree with changes under
     backends/arm), version.txt, and which of `commits` it contains."""

@@ -192,6 +192,21 @@ def _fallback(has, installed_top: list[str]) -> dict[str, str]:
     return mapping
 
 
+def package_folders(repo: Path, commit: str, installed_top: list[str]) -> dict[str, str]:
+    """Repository path -> package path of what the package is made of at `commit` (the folders src/executorch
+    links, else the installed package's top folders the tree has; setup.py's schema copies): which package file,
+    if any, a changed repository file is."""
+    mapping = _links_at(repo, commit)
+    if mapping is None:
+
+        def has(folder: str) -> list[str]:
+            rows = _git(repo, "ls-tree", "-d", "--name-only", commit, f"{folder}/" if folder else ".")
+            return [posixpath.basename(r) for r in rows.decode().splitlines()]
+
+        mapping = _fallback(has, installed_top)
+    return {**{r: p for p, r in mapping.items()}, **dict(SCHEMA_COPIES)}
+
+
 def _roots(mapping: dict[str, str]) -> tuple[str, ...]:
     """The top folders of the package a mapping covers, for the one line that says what came from the tree."""
     return tuple(

@@ -52,6 +52,9 @@ class SweepRequest:
     # run the controls and the canary first (harness/schedule/proof.py); None: when the case function is the real
     # one (a test's stand-in has nothing to prove); never under --canary, which is itself a proof of detection
     prove: bool | None = None
+    # only these descriptors of the selection (`sweep --affected-by`), and what chose them, recorded with the filter
+    only: frozenset[str] | None = None
+    chosen_by: str = ""
 
 
 @dataclass
@@ -99,7 +102,8 @@ def check(req: SweepRequest) -> list:
         from harness.schedule.cluster import check_cluster
 
         check_cluster(req.cluster)
-    return select(req.tier, req.random, req.seed, req.filter, req.shard, req.target)
+    configs = select(req.tier, req.random, req.seed, req.filter, req.shard, req.target)
+    return configs if req.only is None else [c for c in configs if c.descriptor in req.only]
 
 
 def _dispatch(
@@ -123,7 +127,7 @@ def _new_run(
         req.seed,
         req.target,
         random=req.random,
-        filter=req.filter or "",
+        filter=" & ".join(x for x in (req.filter, req.chosen_by) if x),
         canary=req.canary,
         shard=req.shard or "",
         expected=expected,
