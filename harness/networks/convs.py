@@ -1,7 +1,8 @@
 """Every conv of the real networks, with the input size it sees: the data of the `network_convs` strategy.
 
-`extract(name)` builds a network from its definition here (no weights), runs
-one input of its native (or documented scaled) size through it and records,
+`extract(name)` builds a network from its definition here on the meta device
+(shapes only: no weight, no data), runs one input of its native (or documented
+scaled) size through it and records,
 per conv, the config it runs: rank, channels, groups, input size, kernel,
 stride, padding, dilation, bias; and what the network puts around it, spelled
 in the context grammar, with what the grammar cannot spell and why
@@ -59,7 +60,8 @@ def extract(name: str) -> list[dict]:
     from harness.networks.neighbours import spell_all
 
     module, factory = NETWORKS[name].split(":")
-    model = getattr(importlib.import_module(module), factory)().eval()
+    with torch.device("meta"):  # shapes only: no weight initialised, no conv computed (half the time)
+        model = getattr(importlib.import_module(module), factory)().eval()
     found: list[dict] = []
     hooks = [
         m.register_forward_pre_hook(
@@ -71,7 +73,7 @@ def extract(name: str) -> list[dict]:
         if isinstance(m, (nn.Conv1d, nn.Conv2d, nn.Conv3d))
     ]
     with torch.no_grad():
-        model(torch.zeros(model.example_input_shape))
+        model(torch.zeros(model.example_input_shape, device="meta"))
     for h in hooks:
         h.remove()
     around = spell_all(model)

@@ -22,7 +22,7 @@ def test_a_cluster_campaign_reaches_the_local_verdicts(tmp_path):
     module = "decompose_grouped_conv_pass"
     ours = [m for m in mutants_of(module) if m.function.endswith("_slice_inputs")]
     axis = next(m for m in ours if m.description == "1 -> 2")  # slices on H, not the channels: killed at once
-    names = {mutant_name(module, m.index) for m in [axis, *ours[:4]]}
+    names = {mutant_name(module, m.index) for m in [axis, ours[0]]}  # the axis, killed at once, and the first
     args = dict(
         tier="smoke",
         modules=(module,),

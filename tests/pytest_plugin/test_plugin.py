@@ -180,7 +180,7 @@ def test_a_pack_runs_as_one_program_and_each_case_is_its_own_test_with_its_alone
 
     descriptors = [parse_descriptor(c).descriptor for c in PACKABLE]
     packed_proc, packed = _plugin_run(tmp_path, tmp_path / "packed" / "r.jsonl", "-n", "2", "-rA")
-    alone_proc, alone = _plugin_run(tmp_path, tmp_path / "alone" / "r.jsonl", "-n", "2", "--harness-pack", "1")
+    alone_proc, alone = _plugin_run(tmp_path, tmp_path / "alone" / "r.jsonl", "--harness-pack", "1")  # one process
     assert packed_proc.returncode == alone_proc.returncode == 0, packed_proc.stdout[-3000:] + alone_proc.stdout[-3000:]
     passed = sorted(
         line.split("[", 1)[1].rstrip("]") for line in packed_proc.stdout.splitlines() if line.startswith("PASSED")
