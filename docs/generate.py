@@ -442,6 +442,15 @@ BENCHMARKS = (
         "Start-up and resident memory of one worker over the first nightly cases, with the sweeps' recycle limit.",
     ),
     (
+        ("affected_smoke.json",),
+        "bench_affected",
+        "A change checked against the cases it can affect",
+        "What `sweep --affected-by` selects when the change is one of the mutation tool's mutants of the three conv "
+        "passes (its node's line, grown to its statement) or a canary (the body of the function it patches): the "
+        "cases whose line trace reaches it, the smoke tier it always adds left out, as a share of the tier; and "
+        "whether the case that killed each mutant (or first catches each canary) is among them.",
+    ),
+    (
         ("shrink.json",),
         "bench_shrink",
         "Shrinking",
