@@ -60,7 +60,6 @@ def _quantiles(fractions: list[float]) -> dict:
 
 
 def measure(tier: str, mutation: Path | None, jobs: int) -> dict:
-    from harness.cache import ROOT as CACHE
     from harness.cases.tiers import cases_of
     from harness.faults.canaries import CANARIES
     from harness.faults.catalog import mutant_name, mutants_of, source_file
@@ -70,8 +69,7 @@ def measure(tier: str, mutation: Path | None, jobs: int) -> dict:
     from tests.canary_cases import FIRST_CATCHING_SMOKE_CASE
 
     configs = cases_of(tier)
-    path = CACHE / "traces" / f"{tier}-tosa.json"
-    trace, _ = reach.trace(configs, jobs, path, 1)
+    trace, _ = reach.trace(configs, jobs, reach.stored_at(tier, "tosa"), 1)
     n = len(configs)
 
     def chosen(module: str, lines: set[int], whole: bool) -> set[str]:

@@ -23,7 +23,6 @@ the harness's own code failed there: never the commit's doing).
 from __future__ import annotations
 
 import re
-import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,28 +31,21 @@ from harness import overlays
 from harness.bisect.search import ASKED, OTHER, search
 from harness.bisect.versions import result_signature, run_case_under
 from harness.config import ConfigError
-from harness.overlays import ARM, DEFAULT_CACHE
-
-
-def _git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
-    if check and done.returncode:
-        raise ConfigError(f"git {' '.join(args)} failed in {repo}: {done.stderr.strip().splitlines()[-1:]}")
-    return done
+from harness.overlays import ARM, DEFAULT_CACHE, git
 
 
 def check_repo(repo: str | Path, *revs: str) -> Path:
     """The repository's directory (a checkout's top, or a bare repository); ConfigError unless each rev is a
     commit with backends/arm."""
     path = Path(repo).expanduser()
-    if not path.is_dir() or _git(path, "rev-parse", "--git-dir", check=False).returncode:
+    if not path.is_dir() or git(path, "rev-parse", "--git-dir", check=False).returncode:
         raise ConfigError(f"invalid --repo={repo}: not a git checkout")
-    top = _git(path, "rev-parse", "--show-toplevel", check=False).stdout.strip()
+    top = git(path, "rev-parse", "--show-toplevel", check=False).stdout.strip()
     top = Path(top) if top else path.resolve()
     for rev in revs:
-        if _git(top, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False).returncode:
+        if git(top, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False).returncode:
             raise ConfigError(f"invalid revision {rev}: not a commit of {top}")
-        if _git(top, "cat-file", "-e", f"{rev}:{ARM.as_posix()}", check=False).returncode:
+        if git(top, "cat-file", "-e", f"{rev}:{ARM.as_posix()}", check=False).returncode:
             raise ConfigError(f"invalid revision {rev}: {top} has no {ARM.as_posix()} there (an ExecuTorch checkout?)")
     return top
 
@@ -96,7 +88,7 @@ def line_between(top: Path, good: str, bad: str) -> tuple[str, list[str]]:
     """The direction and the commits from the --good end to the --bad end, both ends included."""
 
     def is_ancestor(a: str, b: str) -> bool:
-        return _git(top, "merge-base", "--is-ancestor", a, b, check=False).returncode == 0
+        return git(top, "merge-base", "--is-ancestor", a, b, check=False).returncode == 0
 
     if is_ancestor(good, bad):
         direction, old, new = "regression", good, bad
@@ -107,9 +99,9 @@ def line_between(top: Path, good: str, bad: str) -> tuple[str, list[str]]:
             f"invalid --good={good[:12]} --bad={bad[:12]}: neither is an ancestor of the other; "
             "name two commits on one line of history"
         )
-    line = [old, *_git(top, "rev-list", "--first-parent", "--reverse", f"{old}..{new}").stdout.split()]
+    line = [old, *git(top, "rev-list", "--first-parent", "--reverse", f"{old}..{new}").stdout.split()]
     if line[-1] != new:  # the newer end is off the first-parent line (a merged branch's commit)
-        line = [old, *_git(top, "rev-list", "--ancestry-path", "--reverse", f"{old}..{new}").stdout.split()]
+        line = [old, *git(top, "rev-list", "--ancestry-path", "--reverse", f"{old}..{new}").stdout.split()]
     return direction, (line if direction == "regression" else line[::-1])
 
 
@@ -171,7 +163,7 @@ def bisect_commits(
 ) -> CommitBisection:
     top = check_repo(repo, good, bad)
     report = CommitBisection(descriptor, good, bad)
-    good, bad = (_git(top, "rev-parse", f"{rev}^{{commit}}").stdout.strip() for rev in (good, bad))
+    good, bad = (git(top, "rev-parse", f"{rev}^{{commit}}").stdout.strip() for rev in (good, bad))
     if good == bad:
         raise ConfigError(f"invalid --good={report.good} --bad={report.bad}: they name the same commit")
     report.direction, order = line_between(top, good, bad)
@@ -209,5 +201,5 @@ def bisect_commits(
         report.candidates = [order[i] for i in found.open] + [order[found.asked]]
     else:
         report.first = order[found.asked] if report.direction == "regression" else order[found.other]
-        report.subject = _git(top, "log", "-1", "--format=%s", report.first).stdout.strip()
+        report.subject = git(top, "log", "-1", "--format=%s", report.first).stdout.strip()
     return report

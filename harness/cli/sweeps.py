@@ -114,9 +114,6 @@ def choose_affected(args) -> None:
     """`--affected-by SPEC`: before any ExecuTorch but the installed one is on the path, the change's lines, the
     tier's line trace on the installed ExecuTorch (made once per version, resumable, under the cache), and the
     cases they select; the sweep then runs those on the change's end."""
-    import re
-
-    from harness.cache import ROOT
     from harness.cases.tiers import cases_of
     from harness.config import ConfigError
     from harness.faults.catalog import source_file
@@ -131,7 +128,7 @@ def choose_affected(args) -> None:
     configs = cases_of(args.tier, target=args.target)
     trace: dict = {}
     if not change.unseen:
-        path = ROOT / "traces" / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', args.tier)}-{args.target}.json"
+        path = reach.stored_at(args.tier, args.target)
         held = reach.recorded_cases(configs, path)  # case by case: a packed trace gives each case its pack's lines
         if held < len(configs):
             print(

@@ -24,12 +24,11 @@ import ast
 import difflib
 import functools
 import re
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.config import ConfigError, ConvConfig
-from harness.overlays import sources, top_names
+from harness.overlays import git, sources, top_names
 from harness.overlays.sources import is_package_file
 from harness.policy.mutation import MODULES
 
@@ -55,17 +54,8 @@ class Change:
         return f"{self.top}@{self.head}" if self.head else str(self.top)
 
 
-def _git(top: Path, *args: str) -> str:
-    done = subprocess.run(["git", "-C", str(top), *args], capture_output=True, text=True)
-    if done.returncode:
-        raise ConfigError(f"git {' '.join(args[:2])} failed in {top}: {done.stderr.strip()[-200:]}")
-    return done.stdout
-
-
 def _commit(top: Path, spec: str, rev: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(top), "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], capture_output=True, text=True
-    )
+    done = git(top, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False)
     if done.returncode:
         raise ConfigError(f"invalid --affected-by {spec}: {rev} is not a commit of {top}")
     return done.stdout.strip()
@@ -75,8 +65,8 @@ def parse(spec: str) -> tuple[Path, str, str]:
     """(top, base, head) of 'PATH', 'PATH@REV' or 'PATH@A..B'; ConfigError naming what is wrong."""
     path, _, rev = spec.rpartition("@") if "@" in spec else (spec, "", "")
     top = Path(path).expanduser()
-    done = subprocess.run(["git", "-C", str(top), "rev-parse", "--show-toplevel"], capture_output=True, text=True)
-    if not top.is_dir() or done.returncode:
+    done = git(top, "rev-parse", "--show-toplevel", check=False) if top.is_dir() else None
+    if done is None or done.returncode:
         raise ConfigError(f"invalid --affected-by {spec}: {path} is not a git checkout (PATH, PATH@REV or PATH@A..B)")
     top = Path(done.stdout.strip())
     if not rev:
@@ -87,7 +77,7 @@ def parse(spec: str) -> tuple[Path, str, str]:
             raise ConfigError(f"invalid --affected-by {spec}: a range is A..B, both ends named")
         return top, _commit(top, spec, a), _commit(top, spec, b)
     head = _commit(top, spec, rev)
-    parents = _git(top, "rev-list", "--parents", "-n", "1", head).split()[1:]
+    parents = git(top, "rev-list", "--parents", "-n", "1", head).stdout.split()[1:]
     if not parents:
         raise ConfigError(f"invalid --affected-by {spec}: {rev} has no parent to compare it with (give A..B)")
     return top, parents[0], head
@@ -182,10 +172,10 @@ def read_change(spec: str, installed: dict[str, Path]) -> Change:
     """The change SPEC names, its lines carried onto the installed traced files (`installed`: module -> file)."""
     top, base, head = parse(spec)
     change = Change(spec, top, base, head)
-    diff = _git(top, "diff", "-U0", "--no-renames", "--no-color", base, *([head] if head else []), "--")
+    diff = git(top, "diff", "-U0", "--no-renames", "--no-color", base, *([head] if head else []), "--").stdout
     touched = old_lines(diff)
     if not head:  # a working tree's new files are part of its change
-        untracked = _git(top, "ls-files", "--others", "--exclude-standard").splitlines()
+        untracked = git(top, "ls-files", "--others", "--exclude-standard").stdout.splitlines()
         touched.update({p: set() for p in untracked})
     mapping = sources.package_folders(top, base, top_names())
     traced = {rel: module for module, rel in MODULES.items()}
@@ -195,9 +185,7 @@ def read_change(spec: str, installed: dict[str, Path]) -> Change:
             change.outside.append(repo_path)
         elif path in traced and traced[path] in installed:
             module = traced[path]
-            base_text = subprocess.run(
-                ["git", "-C", str(top), "show", f"{base}:{repo_path}"], capture_output=True, text=True
-            ).stdout
+            base_text = git(top, "show", f"{base}:{repo_path}", check=False).stdout  # '' for a file the change adds
             mine = installed[module].read_text().splitlines()
             grown, outside = statements(lines, base_text)
             change.touched[module] = change.touched.get(module, set()) | carry(grown, base_text.splitlines(), mine)

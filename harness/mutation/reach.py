@@ -8,6 +8,7 @@ resumes. A mutant then runs only the cases that reach one of its lines.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from harness.config import ConvConfig
@@ -21,6 +22,14 @@ from harness.schedule.plan import Schedule
 Trace = dict[str, dict[str, set[int]]]  # descriptor -> module -> lines run
 Outputs = dict[str, str | None]  # descriptor -> the unmutated output's sha256 ('' if it ran no program, None if
 # the case was not green without a mutant)
+
+
+def stored_at(tier: str, target: str) -> Path:
+    """Where a tier's case-by-case trace is kept for `sweep --affected-by` (one file per tier and target: the
+    newest versions' trace replaces an older one)."""
+    from harness.cache import ROOT
+
+    return ROOT / "traces" / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', tier)}-{target}.json"
 
 
 def trace(configs: list[ConvConfig], jobs: int, cache: Path, pack: int = 1, cluster: str = "") -> tuple[Trace, Outputs]:

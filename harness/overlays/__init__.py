@@ -144,7 +144,8 @@ def release(version: str, cache: Path = DEFAULT_CACHE) -> Overlay:
 
 
 # -- source trees ------------------------------------------------------------------------------------------
-def _git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+def git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    """`git -C repo ARGS` as text; ConfigError naming the command when it fails and `check`."""
     done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
     if check and done.returncode:
         raise ConfigError(f"git {' '.join(args)} failed in {repo}: {done.stderr.strip().splitlines()[-1:]}")
@@ -155,7 +156,7 @@ def ancestors(repo: Path, rev: str, commits: tuple[str, ...]) -> dict[str, bool]
     """For each commit the expectations name: whether it is in `rev`'s history (unknown commits are left out)."""
     out = {}
     for c in commits:
-        done = _git(repo, "merge-base", "--is-ancestor", c, rev, check=False)
+        done = git(repo, "merge-base", "--is-ancestor", c, rev, check=False)
         if done.returncode in (0, 1):
             out[c] = done.returncode == 0
     return out
@@ -289,13 +290,13 @@ def top_names() -> list[str]:
 def tree_facts(top: Path, rev: str | None, commits: tuple[str, ...] = ()) -> dict:
     """What a tree overlay records: its path, commit (+dirty for a working tree with changes under
     backends/arm), version.txt, and which of `commits` it contains."""
-    head = _git(top, "rev-parse", f"{rev or 'HEAD'}^{{commit}}").stdout.strip()
-    dirty = rev is None and bool(_git(top, "status", "--porcelain").stdout.strip())
+    head = git(top, "rev-parse", f"{rev or 'HEAD'}^{{commit}}").stdout.strip()
+    dirty = rev is None and bool(git(top, "status", "--porcelain").stdout.strip())
     if rev is None:
         version_file = top / "version.txt"
         version = version_file.read_text().strip() if version_file.exists() else ""
     else:
-        version = _git(top, "show", f"{head}:version.txt", check=False).stdout.strip()
+        version = git(top, "show", f"{head}:version.txt", check=False).stdout.strip()
     return {
         "source": str(top),
         "commit": head,
@@ -330,9 +331,9 @@ def tree(spec: str, cache: Path = DEFAULT_CACHE, commits: tuple[str, ...] = ()) 
     path, _, rev = spec.rpartition("@") if "@" in spec else (spec, "", "")
     top = check_checkout(path, rev)
     if rev:
-        if _git(top, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False).returncode:
+        if git(top, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False).returncode:
             raise ConfigError(f"invalid --executorch={spec}: {rev} is not a commit of {top}")
-        if _git(top, "cat-file", "-e", f"{rev}:{ARM.as_posix()}", check=False).returncode:
+        if git(top, "cat-file", "-e", f"{rev}:{ARM.as_posix()}", check=False).returncode:
             raise ConfigError(f"invalid --executorch={spec}: {top} has no {ARM.as_posix()} at {rev}")
     elif not (top / ARM).is_dir():
         raise ConfigError(f"invalid --executorch={spec}: {top} has no {ARM.as_posix()} (an ExecuTorch checkout?)")

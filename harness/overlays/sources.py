@@ -192,19 +192,26 @@ def _fallback(has, installed_top: list[str]) -> dict[str, str]:
     return mapping
 
 
-def package_folders(repo: Path, commit: str, installed_top: list[str]) -> dict[str, str]:
-    """Repository path -> package path of what the package is made of at `commit` (the folders src/executorch
-    links, else the installed package's top folders the tree has; setup.py's schema copies): which package file,
-    if any, a changed repository file is."""
+def _mapping_at(repo: Path, commit: str, installed_top: list[str]) -> tuple[dict[str, str], bool]:
+    """The package path -> repository folder mapping at `commit`, and whether it is the tree's own layout
+    (src/executorch) rather than the installed package's top folders the tree has."""
     mapping = _links_at(repo, commit)
-    if mapping is None:
+    if mapping is not None:
+        return mapping, True
 
-        def has(folder: str) -> list[str]:
-            rows = _git(repo, "ls-tree", "-d", "--name-only", commit, f"{folder}/" if folder else ".")
-            return [posixpath.basename(r) for r in rows.decode().splitlines()]
+    def has(folder: str) -> list[str]:
+        out = _git(repo, "ls-tree", "--name-only", "-z", commit, "--", f"{folder}/" if folder else ".")
+        return [posixpath.basename(p) for p in out.decode().split("\0") if p]
 
-        mapping = _fallback(has, installed_top)
-    return {**{r: p for p, r in mapping.items()}, **dict(SCHEMA_COPIES)}
+    return _fallback(has, installed_top), False
+
+
+def package_folders(repo: Path, commit: str, installed_top: list[str]) -> dict[str, str]:
+    """Repository path -> package path of what the package is made of at `commit` (`at_commit`'s mapping, with
+    setup.py's schema copies where the tree has its own layout): which package file, if any, a changed repository
+    file is."""
+    mapping, own = _mapping_at(repo, commit, installed_top)
+    return {**{r: p for p, r in mapping.items()}, **(dict(SCHEMA_COPIES) if own else {})}
 
 
 def _roots(mapping: dict[str, str]) -> tuple[str, ...]:
@@ -216,15 +223,7 @@ def _roots(mapping: dict[str, str]) -> tuple[str, ...]:
 
 def at_commit(repo: Path, commit: str, installed_top: list[str]) -> tuple[PackageFiles, dict[str, bytes]]:
     """The package files of `commit` and their contents."""
-    mapping = _links_at(repo, commit)
-    own = mapping is not None
-    if mapping is None:
-
-        def has(folder: str) -> list[str]:
-            out = _git(repo, "ls-tree", "--name-only", "-z", commit, "--", f"{folder}/" if folder else ".")
-            return [posixpath.basename(p) for p in out.decode().split("\0") if p]
-
-        mapping = _fallback(has, installed_top)
+    mapping, own = _mapping_at(repo, commit, installed_top)
     files: dict[str, str] = {}
     for package_path, repo_path in sorted(mapping.items()):
         for mode, blob, path in _ls(repo, commit, repo_path):
