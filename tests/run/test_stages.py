@@ -153,3 +153,20 @@ def test_a_second_executor_is_the_last_stage_of_the_attribution(descriptor):
     assert o.outcome is Outcome.MISMATCH and o.rule == "executors" and a["added_by"] == "executor"
     assert o.reason.startswith("executors disagree: tosa-ref and twin disagree on 1 element(s) where only one")
     assert a["executor"]["worst"] is None and a["executor"]["at"] == [int(i) for i in np.unravel_index(3, first.shape)]
+
+
+@pytest.mark.lowering  # torch.cond in eager torch: Dynamo
+def test_a_cond_case_runs_in_eager_whatever_ran_before_it_in_the_process(monkeypatch):
+    """Dynamo compiles a second cond shape with symbolic sizes, where torch cannot run this strided conv: without
+    a fresh Dynamo per control-flow case, the case was a harness error after another cond case, not alone."""
+    setup_process()
+    tosa = get_target("tosa")
+    before = parse_descriptor("conv2d_n1_ic8_oc8_g1_i12x12_k3x3_s1x1_p1x1_d1x1_b1_pmzeros_qfp32_dsnormal_cxcond")
+    strided = parse_descriptor("conv2d_n1_ic4_oc8_g1_i16x17_k3x3_s2x2_p0x0_d1x1_b1_pmzeros_qfp32_dsnormal_cxcond")
+    with monkeypatch.context() as m:
+        m.setattr(stages, "fresh_dynamo", lambda model: None)
+        stages.prepare(before, 0, tosa)
+        with pytest.raises(stages.StageError, match=r"^build: RuntimeError: .*cond.s output stride is not a simple"):
+            stages.prepare(strided, 0, tosa)
+    stages.prepare(before, 0, tosa)
+    assert stages.prepare(strided, 0, tosa).model.context.control_flow
