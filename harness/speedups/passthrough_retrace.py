@@ -88,7 +88,9 @@ def _qualifies(cls) -> bool:
 
 def _shallow(value):
     """Arguments as a comparable structure that holds no node or tensor (a mark must not keep its graph
-    alive): nodes and tensors by identity, containers by their items."""
+    alive): nodes and tensors by identity, containers by their items, scalars by type and value (a pass that
+    quantizes a clamp's bounds in place turns 0.0 into 0, and the retrace after it makes the clamp's value an
+    integer tensor)."""
     from torch.fx import Node
 
     if isinstance(value, (list, tuple)):
@@ -97,7 +99,7 @@ def _shallow(value):
         return (dict, tuple((k, _shallow(v)) for k, v in value.items()))
     if isinstance(value, Node) or hasattr(value, "__torch_function__"):
         return ("object", id(value))
-    return value
+    return (type(value), value)  # 0 == 0.0 == False: an edit that only changes a scalar's type is an edit
 
 
 def _value(val) -> tuple:

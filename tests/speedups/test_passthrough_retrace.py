@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import torch
 
 from harness.speedups import lazy_compile, passthrough_retrace
 from harness.speedups.base import run_probe
@@ -83,6 +84,28 @@ def test_a_rewrite_and_an_edit_in_place_are_retraced(installed):
     assert again is not first
     last = list(again.graph.nodes)[-2]
     assert last.args[0] is last.args[1] and "relu" in str(last.args[0].target)
+
+
+def test_an_edit_that_only_changes_a_scalars_type_is_retraced(installed):
+    """As QuantizeClampArgumentsPass quantizes a clamp's bounds in place (0.0 == 0): the retrace after it makes
+    the clamp's value an integer tensor, and a skip would have kept the float one (seen on the nightly)."""
+    from executorch.exir.dialects._ops import ops as exir_ops
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    nothing, *_ = _passes()
+    graph = torch.fx.Graph()
+    x = graph.placeholder("x")
+    with FakeTensorMode() as mode:
+        x.meta["val"] = mode.from_tensor(torch.zeros(2, 3, dtype=torch.int16))
+    graph.output((graph.call_function(exir_ops.edge.aten.clamp.default, (x, 0.0, 6.0)),))
+    first = nothing().call(torch.fx.GraphModule(torch.nn.Module(), graph)).graph_module
+    clamp = next(n for n in first.graph.nodes if n.op == "call_function")
+    assert clamp.meta["val"].dtype == torch.float32
+    clamp.update_arg(1, 0)
+    clamp.update_arg(2, 6)
+    again = nothing().call(first).graph_module
+    assert again is not first
+    assert next(n for n in again.graph.nodes if n.op == "call_function").meta["val"].dtype == torch.int16
 
 
 def test_a_failed_dry_run_leaves_the_pass_as_it_was(installed):
