@@ -27,7 +27,7 @@ import torch
 from harness.build.data import CaseTensors
 from harness.config import ConvConfig
 from harness.conv_ref import conv_forward
-from harness.judging.spec_math import rescale
+from harness.judging.spec_math import multiplier_shifts, rescale
 from harness.qparams import ConvQParams
 
 
@@ -65,13 +65,34 @@ def fp64_with_bound(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) ->
 
 @dataclass(frozen=True)
 class IntReference:
-    """The integer-exact result: output codes, the accumulator, the RESCALE used."""
+    """The integer-exact result: output codes, the accumulator, the RESCALE used.
+
+    Where a channel's scale lies exactly halfway between two multipliers (`spec_math.multiplier_shifts`), both
+    are conforming: `tie_codes` holds the codes with the lower one for those channels (`tied`: their indices,
+    every channel for a per-tensor scale), and `for_output` takes, channel by channel, the one an output is
+    nearer to."""
 
     codes: np.ndarray
     accumulator: np.ndarray
     multipliers: tuple[int, ...]
     shifts: tuple[int, ...]
     bits: int
+    tie_codes: np.ndarray | None = None
+    tied: tuple[int, ...] = ()
+
+    def for_output(self, out: np.ndarray) -> np.ndarray:
+        """The codes `out` is to be judged against: on each tied channel, the conforming multiplier it is nearer
+        to (the upper one on equal distance); elsewhere the one reference there is."""
+        if self.tie_codes is None or np.shape(out) != self.codes.shape:
+            return self.codes
+        codes = self.codes.copy()
+        for c in self.tied:
+            channel = (slice(None), c) if self.codes.ndim > 1 else (slice(None),)
+            got = np.asarray(out, dtype=np.int64)[channel]
+            up, down = self.codes[channel], self.tie_codes[channel]
+            if np.abs(got - down).max(initial=0) < np.abs(got - up).max(initial=0):
+                codes[channel] = down
+        return codes
 
 
 _TORCH_INT = {"int8": torch.int8, "int16": torch.int16, "int32": torch.int32}
@@ -133,4 +154,9 @@ def integer_exact(c: ConvConfig, tensors: CaseTensors, qp: ConvQParams) -> IntRe
     scales = [qi.scale * s / qo.scale for s in qw.scales]
     bits = 16 if qi.dtype == "int16" else 32
     codes, mult, shift = rescale(accumulator, scales, 0, qo.zero_point, qo.qmin, qo.qmax, bits)
-    return IntReference(codes, accumulator, tuple(mult), tuple(shift), bits)
+    tied = tuple(k for k, scale in enumerate(scales) if len(multiplier_shifts(scale, bits)) > 1)
+    if not tied:
+        return IntReference(codes, accumulator, tuple(mult), tuple(shift), bits)
+    down, _, _ = rescale(accumulator, scales, 0, qo.zero_point, qo.qmin, qo.qmax, bits, tie_down=True)
+    channels = tied if len(scales) > 1 else tuple(range(codes.shape[1]))
+    return IntReference(codes, accumulator, tuple(mult), tuple(shift), bits, down, channels)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.judging.spec_math import apply_scale, multiplier_shift, rescale
+from harness.judging.oracles import IntReference
+from harness.judging.spec_math import apply_scale, multiplier_shift, multiplier_shifts, rescale
 
 
 @pytest.mark.parametrize(
@@ -57,3 +58,29 @@ def test_rescale_saturates_and_offsets_per_channel():
 def test_int48_uses_16_bit_multipliers():
     codes, mult, shift = rescale(np.array([[[123456789]]]), [2.0**-12], 0, 0, -32767, 32767, 16)
     assert mult == [1 << 14] and shift == [26] and codes.item() == 30141  # 123456789 / 4096 = 30140.8
+
+
+def test_a_scale_halfway_between_two_multipliers_allows_both():
+    """Seen on the 1.5.1 nightly (an a16w8 depthwise conv1d): in and out scales 2**-12 and a float32 weight
+    scale of 16 significant bits put channel 3's 16-bit multiplier exactly at 22422.5; ExecuTorch rounds it to
+    even (22422), the oracle rounded up (22423), and one output element differed by one LSB."""
+    tie = 0.005345940589904785  # 44845 * 2**-23: the weight scale the quantizer chose
+    assert multiplier_shifts(tie, 16) == ((22423, 22), (22422, 22))
+    assert round(tie * 2**22) == 22422  # Python's round, as ExecuTorch computes it: half to even
+    assert multiplier_shift(tie, 16) == (22423, 22)
+    assert multiplier_shifts(0.0123, 32) == (multiplier_shift(0.0123, 32),)  # off a tie: one answer
+    acc = np.array([[[1 << 22]]])  # one unit of 2**-22: the two multipliers themselves
+    up, _, _ = rescale(acc, [tie], 0, 0, -32767, 32767, 16)
+    down, mult, _ = rescale(acc, [tie], 0, 0, -32767, 32767, 16, tie_down=True)
+    assert mult == [22422] and (up.item(), down.item()) == (22423, 22422)
+
+
+def test_a_tied_channel_is_judged_against_the_choice_its_output_made_and_no_other_channel_is():
+    codes = np.array([[[10, 11], [20, 21]]])  # (N=1, C=2, W=2)
+    lower = np.array([[[10, 11], [20, 20]]])  # channel 1 with the lower of its two multipliers
+    ref = IntReference(codes, codes, (1, 1), (2, 2), 16, lower, (1,))
+    assert ref.for_output(lower).tolist() == lower.tolist()  # the lower choice, all through channel 1
+    assert ref.for_output(codes).tolist() == codes.tolist()
+    off = np.array([[[9, 11], [20, 20]]])  # channel 0 is not tied: one LSB there stays off
+    assert ref.for_output(off)[0, 0].tolist() == [10, 11]
+    assert IntReference(codes, codes, (1, 1), (2, 2), 16).for_output(lower) is codes

@@ -170,3 +170,14 @@ def test_a_cond_case_runs_in_eager_whatever_ran_before_it_in_the_process(monkeyp
             stages.prepare(strided, 0, tosa)
     stages.prepare(before, 0, tosa)
     assert stages.prepare(strided, 0, tosa).model.context.control_flow
+
+
+@pytest.mark.lowering
+def test_a_multiplier_halfway_between_two_is_the_backends_choice_either_way():
+    """The 1.5.1 nightly case whose channel-3 scale is exactly halfway between two 16-bit multipliers: ExecuTorch
+    rounds to even, and the integer-exact oracle accepts that conforming choice on that channel only."""
+    from harness.run.execute import run_case
+
+    r = run_case(parse_descriptor("conv1d_n1_ic4_oc4_g4_i7_k3_s4_p4_d2_b0_pmzeros_qa16w8_dsnormal_cxnone"), 0)
+    assert (r.outcome, r.rule) == (Outcome.PASS, "int-exact"), r.reason
+    assert r.metrics["rescale"]["tied_channels"] == [3] and r.metrics["max_lsb"] == 0
