@@ -221,11 +221,12 @@ class Judge:
             reasons.append(f"SQNR {sqnr:.1f} dB against fp32 is below the {floor:.0f} dB floor")
         metrics["clamp_share"] = round(float(np.mean((self.reference <= oq.qmin) | (self.reference >= oq.qmax))), 4)
         if self.int_ref is not None:
+            ref = self.int_ref
             metrics["rescale"] = {
-                "bits": self.int_ref.bits,
-                "multipliers": list(self.int_ref.multipliers[:4]),
-                "shifts": list(self.int_ref.shifts[:4]),
-                **({"tied_channels": list(self.int_ref.tied[:8])} if self.int_ref.tied else {}),
+                "bits": ref.bits,
+                "multipliers": list(ref.multipliers[:4]),
+                "shifts": list(ref.shifts[:4]),
+                **({"tied_channels": list(ref.tied[:8]) or "all"} if ref.tie_codes is not None else {}),
             }
         metrics["attribution"] = self._attribute_int(out, output, floor, reasons)
         if reasons:

@@ -68,9 +68,9 @@ class IntReference:
     """The integer-exact result: output codes, the accumulator, the RESCALE used.
 
     Where a channel's scale lies exactly halfway between two multipliers (`spec_math.multiplier_shifts`), both
-    are conforming: `tie_codes` holds the codes with the lower one for those channels (`tied`: their indices,
-    every channel for a per-tensor scale), and `for_output` takes, channel by channel, the one an output is
-    nearer to."""
+    are conforming: `tie_codes` holds the codes with the lower one for those channels (`tied`: their indices;
+    empty for a per-tensor scale, whose one multiplier every channel shares), and `for_output` takes, channel by
+    channel (for the whole tensor with one scale), the one an output is nearer to."""
 
     codes: np.ndarray
     accumulator: np.ndarray
@@ -85,13 +85,12 @@ class IntReference:
         to (the upper one on equal distance); elsewhere the one reference there is."""
         if self.tie_codes is None or np.shape(out) != self.codes.shape:
             return self.codes
+        got = np.asarray(out, dtype=np.int64)
         codes = self.codes.copy()
-        for c in self.tied:
-            channel = (slice(None), c) if self.codes.ndim > 1 else (slice(None),)
-            got = np.asarray(out, dtype=np.int64)[channel]
-            up, down = self.codes[channel], self.tie_codes[channel]
-            if np.abs(got - down).max(initial=0) < np.abs(got - up).max(initial=0):
-                codes[channel] = down
+        for part in [(slice(None), c) for c in self.tied] or [...]:
+            up, down = self.codes[part], self.tie_codes[part]
+            if np.abs(got[part] - down).max(initial=0) < np.abs(got[part] - up).max(initial=0):
+                codes[part] = down
         return codes
 
 
@@ -158,5 +157,4 @@ def integer_exact(c: ConvConfig, tensors: CaseTensors, qp: ConvQParams) -> IntRe
     if not tied:
         return IntReference(codes, accumulator, tuple(mult), tuple(shift), bits)
     down, _, _ = rescale(accumulator, scales, 0, qo.zero_point, qo.qmin, qo.qmax, bits, tie_down=True)
-    channels = tied if len(scales) > 1 else tuple(range(codes.shape[1]))
-    return IntReference(codes, accumulator, tuple(mult), tuple(shift), bits, down, channels)
+    return IntReference(codes, accumulator, tuple(mult), tuple(shift), bits, down, tied if len(scales) > 1 else ())

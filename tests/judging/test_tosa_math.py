@@ -84,3 +84,6 @@ def test_a_tied_channel_is_judged_against_the_choice_its_output_made_and_no_othe
     off = np.array([[[9, 11], [20, 20]]])  # channel 0 is not tied: one LSB there stays off
     assert ref.for_output(off)[0, 0].tolist() == [10, 11]
     assert IntReference(codes, codes, (1, 1), (2, 2), 16).for_output(lower) is codes
+    one_scale = IntReference(codes, codes, (1,), (2,), 16, lower, ())  # per tensor: one choice for all channels
+    assert one_scale.for_output(lower).tolist() == lower.tolist()
+    assert one_scale.for_output(np.array([[[10, 11], [21, 20]]])).tolist() == codes.tolist()  # nearer to up
