@@ -122,6 +122,8 @@ def test_a_pass_with_its_own_retrace_hooks_or_tracer_use_is_retraced(installed):
     nothing, _, _, own_getitem, reads = _passes()
     assert passthrough_retrace._qualifies(nothing) and not passthrough_retrace._qualifies(own_getitem)
     first = nothing().call(passthrough_retrace.sample_graph()).graph_module
+    assert passthrough_retrace._qualifies(reads)  # retraced for its tracer use, not for its hooks:
+    assert passthrough_retrace._dry_run(nothing(), first) and not passthrough_retrace._dry_run(reads(), first)
     assert reads().call(first).graph_module is not first
 
 
